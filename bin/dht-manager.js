@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { runTs } from './run-ts.js';
+
+await runTs('src/manager/cli.ts');
