@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // libp2p 3 needs Promise.withResolvers, which Node 20 lacks.
     setupFiles: ['src/polyfill.ts'],
+    reporters: ['default', './test/summary-reporter.ts'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
