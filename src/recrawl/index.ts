@@ -1,0 +1,476 @@
+// Scale-adaptable recrawl strategies (Xu et al., NPC 2010, §3): FIXED, IIR and ICR.
+//
+// Pure: no I/O, no clock, no randomness. Time is passed in by the caller in one
+// consistent unit (the simulator uses minutes); download times use the same unit.
+// The whole state is plain JSON-serialisable data so a manager can persist it.
+//
+// Rank convention: group 0 is the HIGHEST priority (most frequently changing
+// channels, shortest interval), as in the paper's §3 pseudocode. The paper's
+// Tables 1–4 number the other way (their rank 4 is the 60-minute group):
+// paper rank r  <->  our group K-1-r. See docs/recrawl.md.
+
+export type StrategyName = 'fixed' | 'iir' | 'icr';
+export const STRATEGIES: readonly StrategyName[] = ['fixed', 'iir', 'icr'];
+
+export interface RecrawlOptions {
+  strategy: StrategyName;
+  /** δ < 1: interval multiplier when a group's success rate beat its previous one. */
+  encourageRate: number;
+  /** σ ≥ 1: a lower group that came out shorter than the group above is raised to σ × it. */
+  smallestMultiple: number;
+  /** μ > σ: a lower group's interval is capped at μ × the interval of the group above. */
+  biggestMultiple: number;
+  /** L: number of most recent updates per channel kept for ICR (download times, rate). */
+  historyLength: number;
+  /** Trigger: this fraction of the highest group's channels ... */
+  triggerFraction: number;
+  /** ... must have MORE than this many successful updates since the last reassignment. */
+  triggerUpdates: number;
+  /** Run a reassignment anyway when this much time passed since the last one
+   * (guards against a starved top group never firing the trigger). null = never. */
+  maxRoundGap: number | null;
+  /** Beyond the paper: cap a channel's recrawl rate at this multiple of its change
+   * frequency (paper §4.3 suggests 2). null = no cap. */
+  rateCap: number | null;
+  /** Beyond the paper: no interval ever goes below this (time units). */
+  minInterval: number;
+  /** Optional ceiling on any group interval (time units). null = none beyond μ. */
+  maxInterval: number | null;
+}
+
+export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
+  strategy: 'iir',
+  encourageRate: 0.9,
+  smallestMultiple: 1.25,
+  biggestMultiple: 4,
+  historyLength: 5,
+  triggerFraction: 0.5,
+  triggerUpdates: 5,
+  maxRoundGap: 1440,
+  rateCap: null,
+  minInterval: 5,
+  maxInterval: null,
+});
+
+export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOptions {
+  const o: RecrawlOptions = { ...DEFAULT_RECRAWL_OPTIONS, ...partial };
+  const bad = (msg: string): never => {
+    throw new RangeError(`recrawl options: ${msg}`);
+  };
+  if (!STRATEGIES.includes(o.strategy)) bad(`unknown strategy ${String(o.strategy)}`);
+  if (!(o.encourageRate > 0 && o.encourageRate <= 1)) bad('encourageRate must be in (0, 1]');
+  if (!(o.smallestMultiple >= 1)) bad('smallestMultiple must be >= 1');
+  if (!(o.biggestMultiple >= o.smallestMultiple)) bad('biggestMultiple must be >= smallestMultiple');
+  if (!(Number.isInteger(o.historyLength) && o.historyLength >= 1)) bad('historyLength must be an integer >= 1');
+  if (!(o.triggerFraction > 0 && o.triggerFraction <= 1)) bad('triggerFraction must be in (0, 1]');
+  if (!(Number.isInteger(o.triggerUpdates) && o.triggerUpdates >= 0)) bad('triggerUpdates must be an integer >= 0');
+  if (o.maxRoundGap !== null && !(o.maxRoundGap > 0)) bad('maxRoundGap must be > 0 or null');
+  if (o.rateCap !== null && !(o.rateCap > 0)) bad('rateCap must be > 0 or null');
+  if (!(o.minInterval >= 0)) bad('minInterval must be >= 0');
+  if (o.maxInterval !== null && !(o.maxInterval > 0)) bad('maxInterval must be > 0 or null');
+  return o;
+}
+
+export interface ChannelRecord {
+  group: number;
+  /** The channel's own change interval (1 / change frequency). */
+  changeInterval: number;
+  /** hSubCount: tasks submitted since the last reassignment. */
+  subCount: number;
+  /** hSucCount: successful updates since the last reassignment. */
+  sucCount: number;
+  /** Failures (lost, cancelled, rejected) since the last reassignment (informational). */
+  failCount: number;
+  /** Time of the last successful update, or null. */
+  lastUpdate: number | null;
+  /** Times and download times of the last L updates, oldest first. */
+  updateTimes: number[];
+  downloadTimes: number[];
+}
+
+export interface GroupRecord {
+  initialInterval: number;
+  interval: number;
+  /** lastSuccessRate of the IIR pseudocode (starts at 0). */
+  lastSuccessRate: number;
+}
+
+export interface RecrawlState {
+  options: RecrawlOptions;
+  groups: GroupRecord[];
+  channels: ChannelRecord[];
+  /** Start of the current observation window (time of the last reassignment). */
+  windowStart: number;
+  /** Highest-group channels whose sucCount exceeds triggerUpdates in this window. */
+  triggerCount: number;
+  /** Number of channels in the highest group (group 0). */
+  topCount: number;
+  rounds: number;
+  /** ICR: ΔT_0 = θ·Δt; Δt = the highest group's initial interval. */
+  theta: number;
+  deltaT: number;
+  /** ICR: ω_k = initial(k+1) / initial(k). */
+  omegas: number[];
+  /** ICR: success rate of the whole system at the last round (encourage step). */
+  lastSystemSuccessRate: number;
+}
+
+export interface ChannelSpec {
+  changeInterval: number;
+  /** Group index (0 = highest priority). If omitted for every channel, groups are formed by assignGroups. */
+  group?: number;
+}
+
+/** Splits channels into k groups by change interval (shortest first), equal counts. */
+export function assignGroups(changeIntervals: readonly number[], k: number): number[] {
+  const order = changeIntervals.map((_, i) => i).sort((a, b) => changeIntervals[a]! - changeIntervals[b]! || a - b);
+  const out = new Array<number>(changeIntervals.length).fill(0);
+  order.forEach((ch, pos) => {
+    out[ch] = Math.min(k - 1, Math.floor((pos * k) / order.length));
+  });
+  return out;
+}
+
+export function createRecrawlState(
+  specs: readonly ChannelSpec[],
+  options: Partial<RecrawlOptions> = {},
+  now = 0,
+  groupCount?: number,
+): RecrawlState {
+  const opts = recrawlOptions(options);
+  if (specs.length === 0) throw new RangeError('createRecrawlState: no channels');
+  for (const s of specs) {
+    if (!(s.changeInterval > 0)) throw new RangeError('createRecrawlState: changeInterval must be > 0');
+  }
+  let groupOf: number[];
+  if (specs.every((s) => s.group !== undefined)) {
+    groupOf = specs.map((s) => s.group!);
+  } else {
+    groupOf = assignGroups(
+      specs.map((s) => s.changeInterval),
+      groupCount ?? 5,
+    );
+  }
+  const k = groupCount ?? Math.max(...groupOf) + 1;
+  const sums = new Array<number>(k).fill(0);
+  const counts = new Array<number>(k).fill(0);
+  groupOf.forEach((g, i) => {
+    if (!Number.isInteger(g) || g < 0 || g >= k) throw new RangeError(`createRecrawlState: bad group ${g}`);
+    sums[g]! += specs[i]!.changeInterval;
+    counts[g]! += 1;
+  });
+  const groups: GroupRecord[] = [];
+  for (let g = 0; g < k; g++) {
+    // An empty group inherits twice the group above (or 1 for group 0) so ratios stay sane.
+    const init = counts[g]! > 0 ? sums[g]! / counts[g]! : g > 0 ? groups[g - 1]!.initialInterval * 2 : 1;
+    groups.push({ initialInterval: init, interval: init, lastSuccessRate: 0 });
+  }
+  const omegas: number[] = [];
+  for (let g = 0; g + 1 < k; g++) omegas.push(groups[g + 1]!.initialInterval / groups[g]!.initialInterval);
+  return {
+    options: opts,
+    groups,
+    channels: specs.map((s, i) => ({
+      group: groupOf[i]!,
+      changeInterval: s.changeInterval,
+      subCount: 0,
+      sucCount: 0,
+      failCount: 0,
+      lastUpdate: null,
+      updateTimes: [],
+      downloadTimes: [],
+    })),
+    windowStart: now,
+    triggerCount: 0,
+    topCount: counts[0]!,
+    rounds: 0,
+    theta: 1,
+    deltaT: groups[0]!.initialInterval,
+    omegas,
+    lastSystemSuccessRate: 0,
+  };
+}
+
+// ---------------------------------------------------------------- recording
+
+export function recordSubmit(state: RecrawlState, channel: number, _t: number): void {
+  state.channels[channel]!.subCount += 1;
+}
+
+export function recordSuccess(state: RecrawlState, channel: number, t: number, downloadTime: number): void {
+  const c = state.channels[channel]!;
+  c.sucCount += 1;
+  c.lastUpdate = t;
+  c.updateTimes.push(t);
+  c.downloadTimes.push(downloadTime);
+  const L = state.options.historyLength;
+  if (c.updateTimes.length > L) {
+    c.updateTimes.splice(0, c.updateTimes.length - L);
+    c.downloadTimes.splice(0, c.downloadTimes.length - L);
+  }
+  if (c.group === 0 && c.sucCount === state.options.triggerUpdates + 1) state.triggerCount += 1;
+}
+
+export function recordFailure(state: RecrawlState, channel: number, _t: number): void {
+  state.channels[channel]!.failCount += 1;
+}
+
+// ---------------------------------------------------------------- intervals
+
+export function groupInterval(state: RecrawlState, group: number): number {
+  return state.groups[group]!.interval;
+}
+
+/** The interval a channel is actually recrawled at: its group's interval, never
+ * below the floor, and never faster than rateCap × its change frequency. */
+export function channelInterval(state: RecrawlState, channel: number): number {
+  const c = state.channels[channel]!;
+  const o = state.options;
+  let iv = state.groups[c.group]!.interval;
+  if (o.rateCap !== null) iv = Math.max(iv, c.changeInterval / o.rateCap);
+  return Math.max(iv, o.minInterval);
+}
+
+// ---------------------------------------------------------------- pure steps
+
+/** checkPriorities (paper §3.1), group 0 highest. Returns a new array. */
+export function checkPriorities(intervals: readonly number[], sigma: number, mu: number): number[] {
+  const out = intervals.slice();
+  for (let p = 1; p < out.length; p++) {
+    const above = out[p - 1]!;
+    if (out[p]! < above) out[p] = above * sigma;
+    const upper = above * mu;
+    if (out[p]! > upper) out[p] = upper;
+  }
+  return out;
+}
+
+/** Mean gap between successful updates in the current window, for one channel:
+ * window length / updates (the exposure estimate; with no update, the window
+ * length itself, a lower bound on the true gap). */
+export function historyInterval(c: ChannelRecord, windowStart: number, now: number): number {
+  const w = Math.max(now - windowStart, 0);
+  return w / Math.max(1, c.sucCount);
+}
+
+/** Update rate and mean download time of a channel from its last L updates.
+ * rate = n / (now − oldest kept update); meanDownload = mean of the kept download times. */
+export function channelHistory(c: ChannelRecord, now: number): { rate: number; meanDownload: number | null } {
+  const n = c.updateTimes.length;
+  if (n === 0) return { rate: 0, meanDownload: null };
+  let s = 0;
+  for (const d of c.downloadTimes) s += d;
+  const span = now - c.updateTimes[0]!;
+  return { rate: span > 0 ? n / span : 0, meanDownload: s / n };
+}
+
+/**
+ * Equation (4): θ = Σ_k ( (1/Π_{j<k} ω_j) Σ_{PGP(k)} t̄_j ) / (Δt · history(Σ_l λ_l t̄_l)).
+ * groupDownloadSums[k] = Σ of t̄ over the channels of group k;
+ * observedLoad = history(Σ λ_l t̄_l), the thread-time per unit time the system delivered.
+ */
+export function icrTheta(
+  groupDownloadSums: readonly number[],
+  omegas: readonly number[],
+  deltaT: number,
+  observedLoad: number,
+): number {
+  let num = 0;
+  let prod = 1;
+  for (let k = 0; k < groupDownloadSums.length; k++) {
+    if (k > 0) prod *= omegas[k - 1]!;
+    num += groupDownloadSums[k]! / prod;
+  }
+  return num / (deltaT * observedLoad);
+}
+
+/** ICR: group k's interval = θ · Δt · Π_{j<k} ω_j. */
+export function icrIntervals(theta: number, deltaT: number, omegas: readonly number[], k: number): number[] {
+  const out: number[] = [];
+  let iv = theta * deltaT;
+  for (let g = 0; g < k; g++) {
+    if (g > 0) iv *= omegas[g - 1]!;
+    out.push(iv);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- rounds
+
+export function shouldReassign(state: RecrawlState, now: number): boolean {
+  const o = state.options;
+  if (o.strategy === 'fixed') return false;
+  const top = state.topCount;
+  if (top > 0 && state.triggerCount >= o.triggerFraction * top) return true;
+  return o.maxRoundGap !== null && now - state.windowStart >= o.maxRoundGap;
+}
+
+export interface RoundReport {
+  at: number;
+  strategy: StrategyName;
+  intervals: number[];
+  successRates: (number | null)[];
+  encouraged: boolean[];
+  theta?: number;
+  observedLoad?: number;
+}
+
+/** Applies the floor/ceiling to group intervals (the rate cap is per channel). */
+function clampIntervals(state: RecrawlState, ivs: number[]): number[] {
+  const o = state.options;
+  return ivs.map((v) => {
+    let x = Math.max(v, o.minInterval);
+    if (o.maxInterval !== null) x = Math.min(x, o.maxInterval);
+    return x;
+  });
+}
+
+function resetWindow(state: RecrawlState, now: number): void {
+  for (const c of state.channels) {
+    c.subCount = 0;
+    c.sucCount = 0;
+    c.failCount = 0;
+  }
+  state.windowStart = now;
+  state.triggerCount = 0;
+  state.rounds += 1;
+}
+
+/** IIR (§3.1): new interval = mean of the channels' hIntervals, × δ if the group's
+ * success rate beat the last one; then checkPriorities. */
+export function reassignIIR(state: RecrawlState, now: number): RoundReport {
+  const o = state.options;
+  const k = state.groups.length;
+  const sumIv = new Array<number>(k).fill(0);
+  const cnt = new Array<number>(k).fill(0);
+  const sub = new Array<number>(k).fill(0);
+  const suc = new Array<number>(k).fill(0);
+  for (const c of state.channels) {
+    sumIv[c.group]! += historyInterval(c, state.windowStart, now);
+    cnt[c.group]! += 1;
+    sub[c.group]! += c.subCount;
+    suc[c.group]! += c.sucCount;
+  }
+  const next: number[] = [];
+  const rates: (number | null)[] = [];
+  const enc: boolean[] = [];
+  for (let g = 0; g < k; g++) {
+    const grp = state.groups[g]!;
+    let iv = cnt[g]! > 0 && now > state.windowStart ? sumIv[g]! / cnt[g]! : grp.interval;
+    const rate = sub[g]! > 0 ? suc[g]! / sub[g]! : null;
+    let e = false;
+    if (rate !== null) {
+      if (rate > grp.lastSuccessRate) {
+        iv *= o.encourageRate;
+        e = true;
+      }
+      grp.lastSuccessRate = rate;
+    }
+    next.push(iv);
+    rates.push(rate);
+    enc.push(e);
+  }
+  const final = clampIntervals(state, checkPriorities(next, o.smallestMultiple, o.biggestMultiple));
+  final.forEach((v, g) => (state.groups[g]!.interval = v));
+  resetWindow(state, now);
+  return { at: now, strategy: 'iir', intervals: final, successRates: rates, encouraged: enc };
+}
+
+/** ICR (§3.2): θ from equation (4) using the last L updates, × δ if the system's
+ * success rate beat the last one; intervals θ·Δt·Πω; then checkPriorities. */
+export function reassignICR(state: RecrawlState, now: number): RoundReport {
+  const o = state.options;
+  const k = state.groups.length;
+  // Per channel t̄ and λ from the last L updates; channels without any update yet
+  // use their group's mean t̄ (or the global mean) in the demand term.
+  const tSum = new Array<number>(k).fill(0);
+  const tKnown = new Array<number>(k).fill(0);
+  const members = new Array<number>(k).fill(0);
+  let observedLoad = 0;
+  let sub = 0;
+  let suc = 0;
+  let allT = 0;
+  let allN = 0;
+  for (const c of state.channels) {
+    members[c.group]! += 1;
+    sub += c.subCount;
+    suc += c.sucCount;
+    const h = channelHistory(c, now);
+    if (h.meanDownload !== null) {
+      tSum[c.group]! += h.meanDownload;
+      tKnown[c.group]! += 1;
+      allT += h.meanDownload;
+      allN += 1;
+      observedLoad += h.rate * h.meanDownload;
+    }
+  }
+  let theta = state.theta;
+  let enc = false;
+  const rate = sub > 0 ? suc / sub : null;
+  if (allN > 0 && observedLoad > 0) {
+    const globalMean = allT / allN;
+    const groupSums = tSum.map((s, g) => {
+      const mean = tKnown[g]! > 0 ? s / tKnown[g]! : globalMean;
+      return s + (members[g]! - tKnown[g]!) * mean;
+    });
+    theta = icrTheta(groupSums, state.omegas, state.deltaT, observedLoad);
+  }
+  if (rate !== null) {
+    if (rate > state.lastSystemSuccessRate) {
+      theta *= o.encourageRate;
+      enc = true;
+    }
+    state.lastSystemSuccessRate = rate;
+  }
+  // Keep θ inside the floor/ceiling so it does not run away while clamped.
+  theta = Math.max(theta, o.minInterval / state.deltaT);
+  if (o.maxInterval !== null) theta = Math.min(theta, o.maxInterval / state.deltaT);
+  state.theta = theta;
+  const ivs = icrIntervals(theta, state.deltaT, state.omegas, k);
+  const final = clampIntervals(state, checkPriorities(ivs, o.smallestMultiple, o.biggestMultiple));
+  final.forEach((v, g) => (state.groups[g]!.interval = v));
+  resetWindow(state, now);
+  return {
+    at: now,
+    strategy: 'icr',
+    intervals: final,
+    successRates: new Array<number | null>(k).fill(rate),
+    encouraged: new Array<boolean>(k).fill(enc),
+    theta,
+    observedLoad,
+  };
+}
+
+/** Runs the strategy's reassignment (no trigger check). FIXED never changes. */
+export function reassign(state: RecrawlState, now: number): RoundReport | null {
+  switch (state.options.strategy) {
+    case 'fixed':
+      return null;
+    case 'iir':
+      return reassignIIR(state, now);
+    case 'icr':
+      return reassignICR(state, now);
+  }
+}
+
+/** Runs a reassignment if and only if the strategy's trigger says so. */
+export function maybeReassign(state: RecrawlState, now: number): RoundReport | null {
+  return shouldReassign(state, now) ? reassign(state, now) : null;
+}
+
+/** Number of channels in each group. */
+export function groupSizes(state: RecrawlState): number[] {
+  const out = new Array<number>(state.groups.length).fill(0);
+  for (const c of state.channels) out[c.group]! += 1;
+  return out;
+}
+
+export function serialiseState(state: RecrawlState): string {
+  return JSON.stringify(state);
+}
+
+export function restoreState(json: string): RecrawlState {
+  const s = JSON.parse(json) as RecrawlState;
+  s.options = recrawlOptions(s.options);
+  return s;
+}
