@@ -1,0 +1,7 @@
+// Network coordinates (Vivaldi), host placement, latency data and scoring.
+export * from './options.js';
+export * from './vivaldi.js';
+export * from './place.js';
+export * from './latency.js';
+export * from './embed.js';
+export * from './eval.js';
