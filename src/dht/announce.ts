@@ -1,0 +1,100 @@
+// Announces this crawler under the cells of coordinate space it sits in, at
+// every level, as short-lived DHT provider records (kad-dht re-provides them at
+// half-life while we live; they expire within one TTL after we stop). When the
+// coordinate moves to another cell the new cells are provided and the old ones
+// no longer re-provided. `withdraw` stops all re-providing.
+import type { Logger } from 'pino';
+import type { Libp2p } from '@libp2p/interface';
+import type { CID } from 'multiformats/cid';
+import type { Coordinate } from '../coords/vivaldi.js';
+import { announceCells, DEFAULT_CELLS, type Cell, type CellOptions } from './cells.js';
+
+export interface AnnouncerOptions {
+  libp2p: Libp2p;
+  coord: () => Coordinate;
+  cells?: CellOptions;
+  /** How often to check whether our cells changed, ms. */
+  checkMs?: number;
+  /** Do not announce before the coordinate's error estimate is below this. */
+  maxError?: number;
+  log?: Logger;
+}
+
+export class Announcer {
+  private current = new Map<string, Cell>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running = false;
+  private busy = false;
+  announcements = 0;
+
+  constructor(private readonly o: AnnouncerOptions) {}
+
+  start(): void {
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** The cells currently announced. */
+  cells(): Cell[] {
+    return [...this.current.values()];
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      void this.check().finally(() => this.schedule(this.o.checkMs ?? 2_000));
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  /** Announces the cells of the current coordinate, if they changed. */
+  async check(): Promise<void> {
+    if (this.busy || !this.running) return;
+    const c = this.o.coord();
+    if (c.error > (this.o.maxError ?? 0.75)) return;
+    this.busy = true;
+    try {
+      const want = announceCells(c, this.o.cells ?? DEFAULT_CELLS);
+      const wantNames = new Set(want.map((x) => x.name));
+      const added = want.filter((x) => !this.current.has(x.name));
+      const removed = [...this.current.values()].filter((x) => !wantNames.has(x.name));
+      if (added.length === 0 && removed.length === 0) return;
+      for (const cell of removed) {
+        this.current.delete(cell.name);
+        await this.cancel(cell.cid);
+      }
+      await Promise.all(
+        added.map(async (cell) => {
+          this.current.set(cell.name, cell);
+          try {
+            await this.o.libp2p.contentRouting.provide(cell.cid, { signal: AbortSignal.timeout(30_000) });
+            this.announcements++;
+          } catch (err) {
+            // The local record exists; kad-dht's re-provider retries the network part.
+            this.o.log?.debug({ cell: cell.name, err: String(err) }, 'provide failed');
+          }
+        }),
+      );
+      this.o.log?.debug({ added: added.map((x) => x.name), removed: removed.length }, 'announced cells');
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async cancel(cid: CID): Promise<void> {
+    try {
+      await this.o.libp2p.contentRouting.cancelReprovide(cid);
+    } catch {
+      /* not provided */
+    }
+  }
+
+  /** Stops re-providing every cell; remote records lapse within one TTL. */
+  async withdraw(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const cells = [...this.current.values()];
+    this.current.clear();
+    await Promise.all(cells.map((c) => this.cancel(c.cid)));
+  }
+}

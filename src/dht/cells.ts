@@ -1,0 +1,146 @@
+// Coordinate-space cells as DHT keys.
+//
+// Vivaldi coordinates (milliseconds) are clamped into the cube [-SPAN/2, SPAN/2)^d
+// and cut into a quadtree: level L has 2^L cells per axis, so a cell's side is
+// SPAN / 2^L ms. A cell is named by the Morton (Z-order) code of its integer
+// indices — a space-filling curve, so a level-L key is the bit-prefix of the
+// level-(L+1) keys inside it — and the DHT key is the SHA-256 of
+// "volcrawl/cell/v1/<d>/<L>/<morton>". Crawlers provide the keys of their cells
+// at every level from `minLevel` (coarse, ~1 s cells) to `maxLevel` (fine);
+// a lookup for a host starts at the finest level around the host's coordinate
+// and widens one level at a time.
+import { createHash } from 'node:crypto';
+import { CID } from 'multiformats/cid';
+import * as Digest from 'multiformats/hashes/digest';
+
+/** What the cell code needs of a coordinate (src/coords' Coordinate fits). */
+export interface CoordVec {
+  vec: ArrayLike<number>;
+}
+
+export interface CellOptions {
+  /** Edge of the whole cube in ms. */
+  span: number;
+  /** Coarsest level announced and searched. */
+  minLevel: number;
+  /** Finest level announced and searched. */
+  maxLevel: number;
+  /** Only the first `maxDims` coordinate axes are used for cells. */
+  maxDims: number;
+}
+
+export const DEFAULT_CELLS: CellOptions = { span: 4096, minLevel: 2, maxLevel: 9, maxDims: 3 };
+
+export interface Cell {
+  level: number;
+  dims: number;
+  /** Integer index per axis in [0, 2^level). */
+  index: number[];
+  /** Morton code, hex. */
+  code: string;
+  /** DHT key. */
+  cid: CID;
+  /** Human-readable name, stable across processes. */
+  name: string;
+}
+
+const RAW = 0x55;
+const SHA2_256 = 0x12;
+
+export function cellDims(c: CoordVec, opts: CellOptions = DEFAULT_CELLS): number {
+  return Math.max(1, Math.min(c.vec.length, opts.maxDims));
+}
+
+function axisIndex(x: number, level: number, opts: CellOptions): number {
+  const n = 2 ** level;
+  const v = Number.isFinite(x) ? x : 0;
+  const t = Math.floor(((v + opts.span / 2) / opts.span) * n);
+  return Math.min(n - 1, Math.max(0, t));
+}
+
+/** Morton code of per-axis indices at `level` (interleaving bits, most
+ * significant first), as a hex string padded to the level's width. */
+export function morton(index: number[], level: number): string {
+  const dims = index.length;
+  let bits = '';
+  for (let b = level - 1; b >= 0; b--) {
+    for (let a = 0; a < dims; a++) bits += ((index[a]! >>> b) & 1).toString();
+  }
+  if (bits.length === 0) return '0';
+  let hex = '';
+  const padded = bits.padStart(Math.ceil(bits.length / 4) * 4, '0');
+  for (let i = 0; i < padded.length; i += 4) hex += parseInt(padded.slice(i, i + 4), 2).toString(16);
+  return hex;
+}
+
+export function cellFromIndex(index: number[], level: number): Cell {
+  const dims = index.length;
+  const code = morton(index, level);
+  const name = `volcrawl/cell/v1/${dims}/${level}/${code}`;
+  return { level, dims, index, code, name, cid: keyCid(name) };
+}
+
+/** A CID (raw, sha2-256) for an arbitrary string key. */
+export function keyCid(name: string): CID {
+  const hash = createHash('sha256').update(name).digest();
+  return CID.createV1(RAW, Digest.create(SHA2_256, new Uint8Array(hash)));
+}
+
+/** The cell containing `c` at `level`. */
+export function cellAt(c: CoordVec, level: number, opts: CellOptions = DEFAULT_CELLS): Cell {
+  const dims = cellDims(c, opts);
+  const index: number[] = [];
+  for (let a = 0; a < dims; a++) index.push(axisIndex(c.vec[a] ?? 0, level, opts));
+  return cellFromIndex(index, level);
+}
+
+/** The cells a crawler at `c` announces: one per level, finest first. */
+export function announceCells(c: CoordVec, opts: CellOptions = DEFAULT_CELLS): Cell[] {
+  const out: Cell[] = [];
+  for (let l = opts.maxLevel; l >= opts.minLevel; l--) out.push(cellAt(c, l, opts));
+  return out;
+}
+
+/** The 2^d block of cells at `level` nearest to `c`: the cell holding c plus,
+ * on each axis, the neighbour on the side c is closer to. Searching the block
+ * rather than the single cell keeps a host near a cell edge from missing the
+ * crawlers just across it. */
+export function blockAround(c: CoordVec, level: number, opts: CellOptions = DEFAULT_CELLS): Cell[] {
+  const dims = cellDims(c, opts);
+  const n = 2 ** level;
+  const base: number[] = [];
+  const step: number[] = [];
+  for (let a = 0; a < dims; a++) {
+    const x = c.vec[a] ?? 0;
+    const i = axisIndex(x, level, opts);
+    base.push(i);
+    const frac = ((Number.isFinite(x) ? x : 0) + opts.span / 2) / opts.span * n - i;
+    step.push(frac < 0.5 ? -1 : 1);
+  }
+  const seen = new Set<string>();
+  const cells: Cell[] = [];
+  for (let mask = 0; mask < 1 << dims; mask++) {
+    const idx = base.map((i, a) => (mask & (1 << a)) !== 0 ? i + step[a]! : i);
+    if (idx.some((i) => i < 0 || i >= n)) continue;
+    const key = idx.join(',');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    cells.push(cellFromIndex(idx, level));
+  }
+  return cells;
+}
+
+/** Side of a cell at `level`, in ms. */
+export function cellSide(level: number, opts: CellOptions = DEFAULT_CELLS): number {
+  return opts.span / 2 ** level;
+}
+
+/** The DHT key for hash routing of a host whose coordinate is unknown. */
+export function hostKey(hostname: string): CID {
+  return keyCid(`volcrawl/host/v1/${hostname.toLowerCase()}`);
+}
+
+export function sameCells(a: Cell[], b: Cell[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((c, i) => c.name === b[i]!.name);
+}

@@ -1,0 +1,256 @@
+// The coordinate protocol, /volcrawl/coord/1.0.0: one request and one reply per
+// stream, length-prefixed JSON, ≤ 4 KiB each way.
+//
+//   request  { t: 'probe' | 'info' | 'bye', coord?, load?, crawler? }
+//   reply    { coord?, load?, crawler }
+//
+// A `probe` is timed by the caller (write → reply) and feeds Vivaldi with the
+// RTT and the remote's coordinate and error; both sides also learn each other's
+// load. An `info` asks for coordinate and load without measuring. A `bye` says
+// the sender is leaving: the receiver stops routing to it at once instead of
+// waiting for its provider records to expire.
+//
+// The responder may hold its reply to a probe for `probeDelay(remotePeer)` ms:
+// the test network uses this hook to impose a latency matrix on loopback.
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
+import { peerIdFromString } from '@libp2p/peer-id';
+import type { VivaldiNode } from '../coords/vivaldi.js';
+import type { Rng } from '../rng.js';
+import { predictRtt } from '../coords/vivaldi.js';
+import { coordSchema } from './signing.js';
+import { PeerTable, fromWireCoord, toWireCoord, type Load } from './peers.js';
+import { jsonChannel } from './wire.js';
+import { PeerRateLimiter } from './rate-limit.js';
+
+export const COORD_PROTOCOL = '/volcrawl/coord/1.0.0';
+export const COORD_MAX_BYTES = 4096;
+
+const count = z.number().int().min(0).max(1_000_000);
+export const loadSchema = z.object({ running: count, queued: count, free: count });
+
+const requestSchema = z.object({
+  t: z.enum(['probe', 'info', 'bye']),
+  coord: coordSchema.optional(),
+  load: loadSchema.optional(),
+  crawler: z.boolean().optional(),
+});
+const replySchema = z.object({
+  coord: coordSchema.optional(),
+  load: loadSchema.optional(),
+  crawler: z.boolean(),
+});
+export type CoordReply = z.infer<typeof replySchema>;
+
+export interface CoordServiceOptions {
+  libp2p: Libp2p;
+  peers: PeerTable;
+  /** This node's Vivaldi state; absent on nodes that only route (a manager). */
+  vivaldi?: VivaldiNode;
+  /** Whether this node runs tasks and should be chosen by routers. */
+  crawler: boolean;
+  load?: () => Load;
+  rng: Rng;
+  /** Test hook: ms to hold the reply to a probe from `remote`. */
+  probeDelay?: (remote: string) => number;
+  /** Gap between probing rounds, ms. */
+  intervalMs?: number;
+  /** Probes per round. */
+  fanout?: number;
+  /** Size of the near-neighbour set sampled from. */
+  nearCount?: number;
+  timeoutMs?: number;
+  log?: Logger;
+}
+
+export class CoordService {
+  private readonly o: CoordServiceOptions;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running = false;
+  private inflight = 0;
+  private readonly limiter = new PeerRateLimiter({ perSecond: 50, burst: 100 });
+  private readonly closing = new AbortController();
+  /** Accepted Vivaldi samples. */
+  samples = 0;
+
+  constructor(opts: CoordServiceOptions) {
+    this.o = opts;
+  }
+
+  async start(): Promise<void> {
+    await this.o.libp2p.handle(COORD_PROTOCOL, (stream, conn) => this.onStream(stream, conn), {
+      maxInboundStreams: 64,
+      maxOutboundStreams: 64,
+    });
+    this.running = true;
+    if (this.o.vivaldi !== undefined) this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.closing.abort();
+    await this.o.libp2p.unhandle(COORD_PROTOCOL).catch(() => undefined);
+  }
+
+  private myCoord() {
+    return this.o.vivaldi !== undefined ? toWireCoord(this.o.vivaldi.coord) : undefined;
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => this.round(), ms);
+    this.timer.unref?.();
+  }
+
+  /** Candidates for probing: connected peers plus every crawler we know of. */
+  private candidates(): string[] {
+    const self = this.o.libp2p.peerId.toString();
+    const ids = new Set<string>();
+    for (const p of this.o.libp2p.getPeers()) ids.add(p.toString());
+    for (const p of this.o.peers.all()) if (p.crawler && !p.down) ids.add(p.id);
+    ids.delete(self);
+    for (const p of this.o.peers.all()) if (!p.crawler) ids.delete(p.id);
+    return [...ids];
+  }
+
+  private pick(): string[] {
+    const cands = this.candidates();
+    const fanout = this.o.fanout ?? 3;
+    if (cands.length === 0) return [];
+    const chosen = new Set<string>();
+    const rng = this.o.rng;
+    const me = this.o.vivaldi?.coord;
+    // One near neighbour per round, once our estimate is settling.
+    if (me !== undefined && me.error < 0.6) {
+      const near = this.o.peers
+        .crawlers()
+        .map((p) => ({ id: p.id, d: predictRtt(me, p.coord!) }))
+        .sort((a, b) => a.d - b.d)
+        .slice(0, this.o.nearCount ?? 8);
+      if (near.length > 0) chosen.add(near[Math.floor(rng.next() * near.length)]!.id);
+    }
+    // The rest uniformly at random: far peers keep the global geometry right.
+    let guard = 0;
+    while (chosen.size < Math.min(fanout, cands.length) && guard++ < 100) {
+      chosen.add(cands[Math.floor(rng.next() * cands.length)]!);
+    }
+    return [...chosen];
+  }
+
+  private round(): void {
+    if (!this.running) return;
+    const maxInflight = (this.o.fanout ?? 3) * 2;
+    for (const id of this.pick()) {
+      if (this.inflight >= maxInflight) break;
+      this.inflight++;
+      void this.probe(id)
+        .catch((err: unknown) => this.o.log?.debug({ peer: id, err: String(err) }, 'coordinate probe failed'))
+        .finally(() => this.inflight--);
+    }
+    this.schedule(this.o.intervalMs ?? 1000);
+  }
+
+  /** Measures the RTT to `peer`, learns its coordinate and load, updates Vivaldi. */
+  async probe(peer: string): Promise<number> {
+    const { reply, rttMs } = await this.request(peer, 'probe');
+    if (reply.coord !== undefined && this.o.vivaldi !== undefined && reply.crawler) {
+      if (this.o.vivaldi.update(fromWireCoord(reply.coord), rttMs, peer)) this.samples++;
+    }
+    return rttMs;
+  }
+
+  /** Asks `peer` for its coordinate and load without measuring. */
+  async info(peer: string): Promise<CoordReply> {
+    return (await this.request(peer, 'info')).reply;
+  }
+
+  /** Tells `peer` we are leaving. */
+  async bye(peer: string): Promise<void> {
+    await this.request(peer, 'bye', 2_000).catch(() => undefined);
+  }
+
+  private async request(peer: string, t: 'probe' | 'info' | 'bye', timeout?: number): Promise<{ reply: CoordReply; rttMs: number }> {
+    const timeoutMs = timeout ?? this.o.timeoutMs ?? 10_000;
+    let pid: PeerId;
+    try {
+      pid = peerIdFromString(peer);
+    } catch {
+      throw new Error(`bad peer id ${peer}`);
+    }
+    let stream: Stream;
+    try {
+      stream = await this.o.libp2p.dialProtocol(pid, COORD_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      this.o.peers.markDown(peer);
+      if ((err as Error).name === 'UnsupportedProtocolError') this.o.peers.note(peer, { crawler: false });
+      throw err;
+    }
+    const ch = jsonChannel(stream, COORD_MAX_BYTES, timeoutMs);
+    try {
+      const load = this.o.load?.();
+      const t0 = performance.now();
+      await ch.write({ t, coord: this.myCoord(), load, crawler: this.o.crawler });
+      const raw = await ch.read();
+      const rttMs = performance.now() - t0;
+      const reply = replySchema.parse(raw);
+      this.o.peers.note(peer, {
+        coord: reply.coord !== undefined ? fromWireCoord(reply.coord) : undefined,
+        load: reply.load,
+        crawler: reply.crawler,
+        rttMs: t === 'probe' ? rttMs : undefined,
+      });
+      await ch.close();
+      return { reply, rttMs };
+    } catch (err) {
+      ch.abort('probe failed');
+      throw err;
+    }
+  }
+
+  private async onStream(stream: Stream, conn: Connection): Promise<void> {
+    const remote = conn.remotePeer.toString();
+    if (!this.limiter.take(remote)) {
+      stream.abort(new Error('rate limited'));
+      return;
+    }
+    const ch = jsonChannel(stream, COORD_MAX_BYTES, this.o.timeoutMs ?? 10_000);
+    try {
+      const req = requestSchema.parse(await ch.read());
+      if (req.t === 'bye') {
+        this.o.peers.markDown(remote);
+      } else {
+        this.o.peers.note(remote, {
+          coord: req.coord !== undefined ? fromWireCoord(req.coord) : undefined,
+          load: req.load,
+          crawler: req.crawler ?? false,
+        });
+      }
+      if (req.t === 'probe' && this.o.probeDelay !== undefined) {
+        const ms = this.o.probeDelay(remote);
+        if (ms > 0) await sleep(ms, this.closing.signal);
+      }
+      await ch.write({ coord: this.myCoord(), load: this.o.load?.(), crawler: this.o.crawler });
+      await ch.close();
+    } catch (err) {
+      this.o.log?.debug({ peer: remote, err: String(err) }, 'bad coordinate request');
+      ch.abort('bad request');
+    }
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(new Error('aborted'));
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(new Error('aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

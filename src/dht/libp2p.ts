@@ -1,0 +1,63 @@
+// The libp2p stack of a volcrawl peer: TCP, Noise, Yamux, identify, ping and a
+// kad-dht on this network's own protocol name, with short-lived provider
+// records (the crawler population churns).
+import { createLibp2p, type Libp2p } from 'libp2p';
+import { tcp } from '@libp2p/tcp';
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { identify } from '@libp2p/identify';
+import { ping, type Ping } from '@libp2p/ping';
+import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht';
+import type { Identify } from '@libp2p/identify';
+import type { PrivateKey } from '@libp2p/interface';
+
+export const DHT_PROTOCOL = '/volcrawl/kad/1.0.0';
+
+export type VolcrawlServices = {
+  identify: Identify;
+  ping: Ping;
+  dht: KadDHT;
+};
+export type VolcrawlLibp2p = Libp2p<VolcrawlServices>;
+
+export interface Libp2pOptions {
+  privateKey: PrivateKey;
+  listen?: string[];
+  announce?: string[];
+  /** Keep loopback/private addresses in the DHT (LAN and test networks). */
+  allowPrivateAddrs?: boolean;
+  /** Lifetime of provider records, ms. Re-provided at half-life. */
+  providerTtlMs?: number;
+  maxConnections?: number;
+  dialTimeoutMs?: number;
+}
+
+export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<VolcrawlLibp2p> {
+  const ttl = opts.providerTtlMs ?? 120_000;
+  return createLibp2p({
+    privateKey: opts.privateKey,
+    addresses: {
+      listen: opts.listen ?? ['/ip4/0.0.0.0/tcp/0'],
+      ...(opts.announce !== undefined && opts.announce.length > 0 ? { announce: opts.announce } : {}),
+    },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    connectionManager: {
+      maxConnections: opts.maxConnections ?? 200,
+      dialTimeout: opts.dialTimeoutMs ?? 10_000,
+    },
+    services: {
+      identify: identify(),
+      ping: ping(),
+      dht: kadDHT({
+        protocol: DHT_PROTOCOL,
+        clientMode: false,
+        peerInfoMapper: opts.allowPrivateAddrs === true ? passthroughMapper : removePrivateAddressesMapper,
+        initialQuerySelfInterval: 100,
+        providers: { provideValidity: Math.ceil(ttl / 1000), cleanupInterval: Math.max(1, Math.ceil(ttl / 3000)) },
+        reprovide: { validity: ttl, threshold: Math.floor(ttl / 2), interval: Math.max(1000, Math.floor(ttl / 4)) },
+      }),
+    },
+  });
+}

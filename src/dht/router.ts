@@ -1,0 +1,246 @@
+// Routing a task to a crawler.
+//
+// With a host coordinate c: look up the providers of the 2^d cells around c at
+// the finest level, widening one level at a time until enough live crawlers are
+// found (then one level more, so a crawler just across a coarse boundary still
+// competes). Candidates are ranked by predicted RTT to the host, inflated by
+// their load; the order goes to the best, and on 'full'/'leaving'/failure to the
+// next. Without a coordinate the host name is hashed and the XOR-closest
+// crawlers in the Kademlia space take it (the baseline the benchmark compares
+// against).
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Libp2p } from '@libp2p/interface';
+import { peerIdFromString } from '@libp2p/peer-id';
+import { predictRtt, type Coordinate } from '../coords/vivaldi.js';
+import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
+import type { CoordService } from './coord-protocol.js';
+import { fromWireCoord, loadFraction, type PeerState, type PeerTable } from './peers.js';
+import type { SignedEnvelope, TaskOrder } from './signing.js';
+import { sendTask, type TaskReply } from './task-protocol.js';
+
+export interface RouterOptions {
+  libp2p: Libp2p;
+  peers: PeerTable;
+  coords: CoordService;
+  cells?: CellOptions;
+  /** Stop widening once this many live candidates are known. */
+  want?: number;
+  /** Candidates tried before giving up. */
+  maxAttempts?: number;
+  /** How long a cell lookup result is reused, ms. */
+  cacheTtlMs?: number;
+  /** Peer coordinates/loads older than this are refreshed with an info query, ms. */
+  staleMs?: number;
+  /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction). */
+  loadWeight?: number;
+  timeoutMs?: number;
+  log?: Logger;
+}
+
+export interface RouteResult {
+  status: TaskReply['status'] | 'no-crawler';
+  /** The crawler that holds the task now. */
+  by?: string;
+  /** The crawler we sent it to first (before any forwarding). */
+  chosen?: string;
+  attempts: number;
+  candidates: number;
+  /** The finest level at which crawlers were found (-1 for hash routing). */
+  level: number;
+  reason?: string;
+}
+
+export interface RouteOptions {
+  /** Never choose these (e.g. ourselves when migrating). */
+  exclude?: Set<string>;
+  /** Force hash routing even when the order has a host coordinate. */
+  hash?: boolean;
+}
+
+interface CacheEntry {
+  at: number;
+  ids: Promise<string[]>;
+}
+
+export class Router {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly o: RouterOptions;
+
+  constructor(opts: RouterOptions) {
+    this.o = opts;
+  }
+
+  private cached(name: string, load: () => Promise<string[]>): Promise<string[]> {
+    const now = performance.now();
+    const hit = this.cache.get(name);
+    if (hit !== undefined && now - hit.at < (this.o.cacheTtlMs ?? 5_000)) return hit.ids;
+    const ids = load().catch(() => [] as string[]);
+    this.cache.set(name, { at: now, ids });
+    if (this.cache.size > 50_000) {
+      const first = this.cache.keys().next();
+      if (first.done !== true) this.cache.delete(first.value);
+    }
+    return ids;
+  }
+
+  /** Drops cached lookups (e.g. after the network changed). */
+  clearCache(): void {
+    this.cache.clear();
+  }
+
+  private async providers(cid: import('multiformats/cid').CID): Promise<string[]> {
+    const ids: string[] = [];
+    const signal = AbortSignal.timeout(this.o.timeoutMs ?? 10_000);
+    try {
+      for await (const p of this.o.libp2p.contentRouting.findProviders(cid, { signal })) {
+        const id = p.id.toString();
+        if (p.multiaddrs.length > 0) await this.o.libp2p.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => undefined);
+        if (!ids.includes(id)) ids.push(id);
+        if (ids.length >= 20) break;
+      }
+    } catch (err) {
+      this.o.log?.debug({ err: String(err) }, 'findProviders failed');
+    }
+    return ids;
+  }
+
+  /** Crawler ids found around `c`, and the finest level that had any. */
+  async lookup(c: Coordinate): Promise<{ ids: string[]; level: number }> {
+    const cells = this.o.cells ?? DEFAULT_CELLS;
+    const want = this.o.want ?? 4;
+    const levels: { level: number; ids: Promise<string[]> }[] = [];
+    for (let l = cells.maxLevel; l >= cells.minLevel; l--) {
+      const block = blockAround(c, l, cells);
+      levels.push({
+        level: l,
+        ids: Promise.all(block.map((cell) => this.cached(cell.name, () => this.providers(cell.cid)))).then((xs) => xs.flat()),
+      });
+    }
+    const found = new Set<string>();
+    let finest = -1;
+    let extra = 0;
+    for (const { level, ids } of levels) {
+      for (const id of await ids) if (this.usable(id)) found.add(id);
+      if (found.size > 0 && finest < 0) finest = level;
+      if (finest >= 0 && found.size >= want) {
+        if (extra >= 1) break;
+        extra++;
+      }
+    }
+    return { ids: [...found], level: finest };
+  }
+
+  private usable(id: string): boolean {
+    if (id === this.o.libp2p.peerId.toString()) return false;
+    const p = this.o.peers.get(id);
+    return p === undefined || (p.crawler && !p.down);
+  }
+
+  /** Crawlers XOR-closest to the hash of `host`, closest first. */
+  async hashCandidates(host: string): Promise<string[]> {
+    const key = hostKey(host).multihash.bytes;
+    const ids = await this.cached(`host:${host}`, async () => {
+      const out: string[] = [];
+      const signal = AbortSignal.timeout(this.o.timeoutMs ?? 10_000);
+      try {
+        for await (const p of this.o.libp2p.peerRouting.getClosestPeers(key, { signal })) {
+          if (p.multiaddrs.length > 0) await this.o.libp2p.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => undefined);
+          out.push(p.id.toString());
+        }
+      } catch (err) {
+        this.o.log?.debug({ err: String(err) }, 'getClosestPeers failed');
+      }
+      return out;
+    });
+    const target = sha256(key);
+    return ids
+      .filter((id) => this.usable(id))
+      .map((id) => ({ id, d: xorDistance(sha256(peerIdFromString(id).toMultihash().bytes), target) }))
+      .sort((a, b) => Buffer.compare(a.d, b.d))
+      .map((x) => x.id);
+  }
+
+  /** Makes sure we know coordinate and load of each candidate; drops dead ones. */
+  private async refresh(ids: string[]): Promise<PeerState[]> {
+    const now = performance.now();
+    const stale = this.o.staleMs ?? 10_000;
+    await Promise.all(
+      ids.map(async (id) => {
+        const p = this.o.peers.get(id);
+        if (p !== undefined && p.coord !== undefined && now - p.seenAt < stale) return;
+        try {
+          const r = await this.o.coords.info(id);
+          if (r.coord !== undefined) this.o.peers.note(id, { coord: fromWireCoord(r.coord) });
+        } catch {
+          this.o.peers.markDown(id);
+        }
+      }),
+    );
+    return ids.map((id) => this.o.peers.get(id)).filter((p): p is PeerState => p !== undefined && p.crawler && !p.down);
+  }
+
+  /** Ranks candidates for a host at `c` (best first). */
+  rank(cands: PeerState[], c: Coordinate): PeerState[] {
+    const w = this.o.loadWeight ?? 0.5;
+    const score = (p: PeerState): number => {
+      const rtt = p.coord !== undefined ? predictRtt(p.coord, c) : 1e9;
+      const full = p.load !== undefined && p.load.free <= 0 ? 1e6 : 0;
+      return rtt * (1 + w * loadFraction(p.load)) + full;
+    };
+    return [...cands].sort((a, b) => score(a) - score(b));
+  }
+
+  /** Routes one signed order. */
+  async route(envelope: SignedEnvelope, order: TaskOrder, opts: RouteOptions = {}): Promise<RouteResult> {
+    const exclude = opts.exclude ?? new Set<string>();
+    let ordered: string[];
+    let level = -1;
+    let candidates = 0;
+    if (order.hostCoord !== undefined && opts.hash !== true) {
+      const c = fromWireCoord(order.hostCoord);
+      const found = await this.lookup(c);
+      level = found.level;
+      let live = await this.refresh(found.ids.filter((id) => !exclude.has(id)));
+      if (live.length === 0) {
+        // Nothing announced anywhere near (or all stale): fall back to every crawler we know.
+        live = this.o.peers.crawlers().filter((p) => !exclude.has(p.id) && p.id !== this.o.libp2p.peerId.toString());
+      }
+      candidates = live.length;
+      ordered = this.rank(live, c).map((p) => p.id);
+    } else {
+      const ids = (await this.hashCandidates(order.host)).filter((id) => !exclude.has(id));
+      const live = new Set((await this.refresh(ids)).map((p) => p.id));
+      ordered = ids.filter((id) => live.has(id));
+      candidates = ordered.length;
+    }
+    if (ordered.length === 0) return { status: 'no-crawler', attempts: 0, candidates: 0, level };
+    let attempts = 0;
+    let last: TaskReply | undefined;
+    for (const id of ordered.slice(0, this.o.maxAttempts ?? 4)) {
+      attempts++;
+      try {
+        const reply = await sendTask(this.o.libp2p, id, envelope, 0, this.o.timeoutMs ?? 15_000);
+        if (reply.load !== undefined) this.o.peers.note(id, { load: reply.load });
+        last = reply;
+        if (reply.status === 'accepted') return { status: 'accepted', by: reply.by ?? id, chosen: id, attempts, candidates, level };
+        if (reply.status === 'rejected') return { status: 'rejected', chosen: id, attempts, candidates, level, reason: reply.reason };
+        if (reply.status === 'leaving') this.o.peers.markDown(id);
+      } catch (err) {
+        this.o.peers.markDown(id);
+        this.o.log?.debug({ peer: id, err: String(err) }, 'task send failed');
+      }
+    }
+    return { status: last?.status ?? 'no-crawler', attempts, candidates, level, reason: last?.reason };
+  }
+}
+
+function sha256(b: Uint8Array): Buffer {
+  return createHash('sha256').update(b).digest();
+}
+
+function xorDistance(a: Buffer, b: Buffer): Buffer {
+  const out = Buffer.alloc(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! ^ b[i]!;
+  return out;
+}

@@ -1,0 +1,212 @@
+// The task protocol, /volcrawl/task/1.0.0: one signed order per stream.
+//
+//   request  { envelope: { payload, sig }, hops }       ≤ 1 MiB + 4 KiB
+//   reply    { status, by?, reason?, load? }             ≤ 4 KiB
+//
+// status: 'accepted' (by = the crawler that holds it now, maybe after
+// forwarding), 'full' (no room here or within the hop limit), 'leaving' (the
+// receiver is shutting down), 'rejected' (bad signature, bad schema, too large,
+// expired, rate limited — never retried elsewhere by the receiver).
+//
+// A receiver whose queue is full forwards the order, unchanged, to a less loaded
+// crawler near itself (the paper's forwarding-based scheduling), incrementing
+// `hops`; at `maxHops` it answers 'full'.
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Libp2p, Stream, Connection } from '@libp2p/interface';
+import { peerIdFromString } from '@libp2p/peer-id';
+import { InvalidDataLengthError } from '@libp2p/utils';
+import { predictRtt, type Coordinate } from '../coords/vivaldi.js';
+import { envelopeSchema, MAX_TASK_BYTES, verifyEnvelope, type SignedEnvelope, type TaskOrder } from './signing.js';
+import { loadSchema } from './coord-protocol.js';
+import { loadFraction, type Load, type PeerTable } from './peers.js';
+import { jsonChannel } from './wire.js';
+import { PeerRateLimiter, type RateLimitOptions } from './rate-limit.js';
+
+export const TASK_PROTOCOL = '/volcrawl/task/1.0.0';
+export const TASK_REQUEST_MAX_BYTES = MAX_TASK_BYTES + 4096;
+export const TASK_REPLY_MAX_BYTES = 4096;
+export const DEFAULT_MAX_HOPS = 3;
+
+const requestSchema = z.object({
+  envelope: envelopeSchema,
+  hops: z.number().int().min(0).max(16),
+});
+
+export const replySchema = z.object({
+  status: z.enum(['accepted', 'full', 'leaving', 'rejected']),
+  by: z.string().max(128).optional(),
+  reason: z.string().max(512).optional(),
+  load: loadSchema.optional(),
+});
+export type TaskReply = z.infer<typeof replySchema>;
+
+/** Sends one order to `peer` and returns its reply. Throws on transport errors. */
+export async function sendTask(
+  libp2p: Libp2p,
+  peer: string,
+  envelope: SignedEnvelope,
+  hops = 0,
+  timeoutMs = 15_000,
+): Promise<TaskReply> {
+  const stream = await libp2p.dialProtocol(peerIdFromString(peer), TASK_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
+  const ch = jsonChannel(stream, TASK_REQUEST_MAX_BYTES, timeoutMs);
+  try {
+    await ch.write({ envelope, hops });
+    const reply = replySchema.parse(await ch.read());
+    await ch.close();
+    return reply;
+  } catch (err) {
+    ch.abort('task send failed');
+    throw err;
+  }
+}
+
+/** What the receiver needs of a task runner (src/crawler's TaskManager fits). */
+export interface TaskSink<T> {
+  submit(task: T): 'accepted' | 'full';
+  load(): Load;
+}
+
+export interface TaskReceiverOptions<T extends { id: string }> {
+  libp2p: Libp2p;
+  manager: string;
+  parseTask: (json: unknown) => T;
+  runner: TaskSink<T>;
+  peers: PeerTable;
+  /** This node's coordinate, for choosing a nearby crawler to forward to. */
+  coord?: () => Coordinate | undefined;
+  maxHops?: number;
+  rateLimit?: RateLimitOptions;
+  timeoutMs?: number;
+  /** Called for each order this node accepted (to keep it for migration). */
+  onAccepted?: (order: TaskOrder, envelope: SignedEnvelope, task: T) => void;
+  log?: Logger;
+}
+
+export class TaskReceiver<T extends { id: string }> {
+  private leaving = false;
+  private readonly limiter: PeerRateLimiter;
+  private readonly seen = new Map<string, number>();
+  accepted = 0;
+  forwarded = 0;
+  rejected = 0;
+
+  constructor(private readonly o: TaskReceiverOptions<T>) {
+    this.limiter = new PeerRateLimiter(o.rateLimit ?? { perSecond: 200, burst: 400 });
+  }
+
+  async start(): Promise<void> {
+    await this.o.libp2p.handle(TASK_PROTOCOL, (s, c) => this.onStream(s, c), { maxInboundStreams: 128, maxOutboundStreams: 128 });
+  }
+
+  /** Stop accepting: every later order is answered 'leaving'. */
+  stopAccepting(): void {
+    this.leaving = true;
+  }
+
+  async stop(): Promise<void> {
+    this.leaving = true;
+    await this.o.libp2p.unhandle(TASK_PROTOCOL).catch(() => undefined);
+  }
+
+  private async onStream(stream: Stream, conn: Connection): Promise<void> {
+    const remote = conn.remotePeer.toString();
+    const ch = jsonChannel(stream, TASK_REQUEST_MAX_BYTES, this.o.timeoutMs ?? 30_000);
+    let reply: TaskReply;
+    try {
+      if (!this.limiter.take(remote)) {
+        reply = { status: 'rejected', reason: 'rate limited' };
+      } else {
+        let raw: unknown;
+        try {
+          raw = await ch.read();
+        } catch (err) {
+          if (err instanceof InvalidDataLengthError || (err as Error).name === 'InvalidDataLengthError') {
+            this.rejected++;
+            await ch.write({ status: 'rejected', reason: `message larger than ${TASK_REQUEST_MAX_BYTES} bytes` }).catch(() => undefined);
+            ch.abort('oversized');
+            return;
+          }
+          throw err;
+        }
+        reply = await this.handle(raw, remote);
+      }
+      if (reply.status === 'rejected') this.rejected++;
+      await ch.write(reply);
+      await ch.close();
+    } catch (err) {
+      this.o.log?.debug({ peer: remote, err: String(err) }, 'task stream failed');
+      ch.abort('task stream failed');
+    }
+  }
+
+  /** Verifies, submits or forwards one order. */
+  async handle(raw: unknown, from: string): Promise<TaskReply> {
+    const self = this.o.libp2p.peerId.toString();
+    const req = requestSchema.safeParse(raw);
+    if (!req.success) return { status: 'rejected', reason: `malformed request: ${req.error.issues[0]?.message ?? ''}` };
+    if (this.leaving) return { status: 'leaving', load: this.o.runner.load() };
+    let verified;
+    try {
+      verified = await verifyEnvelope(req.data.envelope, { manager: this.o.manager, parseTask: this.o.parseTask });
+    } catch (err) {
+      const reason = (err as Error).message.slice(0, 500);
+      this.o.log?.warn({ peer: from, reason }, 'rejected task');
+      return { status: 'rejected', reason };
+    }
+    const { order, task, envelope } = verified;
+    if (this.seen.has(order.id)) return { status: 'accepted', by: self, load: this.o.runner.load() };
+    const r = this.o.runner.submit(task);
+    if (r === 'accepted') {
+      this.remember(order.id);
+      this.accepted++;
+      this.o.onAccepted?.(order, envelope, task);
+      return { status: 'accepted', by: self, load: this.o.runner.load() };
+    }
+    const hops = req.data.hops;
+    if (hops >= (this.o.maxHops ?? DEFAULT_MAX_HOPS)) return { status: 'full', load: this.o.runner.load() };
+    const fwd = await this.forward(envelope, hops + 1, new Set([from, self]));
+    if (fwd !== undefined) {
+      this.forwarded++;
+      return { status: 'accepted', by: fwd.by ?? 'unknown', load: this.o.runner.load() };
+    }
+    return { status: 'full', load: this.o.runner.load() };
+  }
+
+  /** Forwards to less loaded crawlers nearest to this node, best first. */
+  private async forward(envelope: SignedEnvelope, hops: number, exclude: Set<string>): Promise<TaskReply | undefined> {
+    const me = this.o.coord?.();
+    const mine = loadFraction(this.o.runner.load());
+    const cands = this.o.peers
+      .crawlers()
+      .filter((p) => !exclude.has(p.id) && (p.load === undefined || (p.load.free > 0 || loadFraction(p.load) < mine)))
+      .map((p) => ({ p, d: me !== undefined ? predictRtt(me, p.coord!) : p.rttMs ?? 1e9 }))
+      .sort((a, b) => a.d - b.d)
+      .slice(0, 3);
+    for (const { p } of cands) {
+      try {
+        const reply = await sendTask(this.o.libp2p, p.id, envelope, hops);
+        if (reply.load !== undefined) this.o.peers.note(p.id, { load: reply.load });
+        if (reply.status === 'accepted') return reply;
+      } catch (err) {
+        this.o.peers.markDown(p.id);
+        this.o.log?.debug({ peer: p.id, err: String(err) }, 'forward failed');
+      }
+    }
+    return undefined;
+  }
+
+  private remember(id: string): void {
+    this.seen.set(id, Date.now());
+    if (this.seen.size > 100_000) {
+      const first = this.seen.keys().next();
+      if (first.done !== true) this.seen.delete(first.value);
+    }
+  }
+
+  /** Forgets an order id (after migrating it away, a re-delivery must be accepted). */
+  forget(id: string): void {
+    this.seen.delete(id);
+  }
+}

@@ -1,0 +1,61 @@
+// Length-prefixed JSON messages over a libp2p 3 stream, with a size cap and a
+// deadline on every exchange. Every inbound message is untrusted: callers
+// validate what `readJson` returns with a zod schema before using it.
+import { lpStream, type LengthPrefixedStream } from '@libp2p/utils';
+import type { Stream } from '@libp2p/interface';
+
+export class WireError extends Error {
+  override name = 'WireError';
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export interface JsonChannel {
+  read(): Promise<unknown>;
+  write(value: unknown): Promise<void>;
+  close(): Promise<void>;
+  abort(reason: string): void;
+}
+
+/** Wraps a stream so that each read/write is one length-prefixed JSON message
+ * of at most `maxBytes`, and every operation fails after `timeoutMs`. */
+export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number): JsonChannel {
+  const lp: LengthPrefixedStream<Stream> = lpStream(stream, { maxDataLength: maxBytes });
+  const deadline = AbortSignal.timeout(timeoutMs);
+  return {
+    async read() {
+      const buf = await lp.read({ signal: deadline });
+      let text: string;
+      try {
+        text = decoder.decode(buf.subarray());
+      } catch {
+        throw new WireError('message is not valid UTF-8');
+      }
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new WireError('message is not valid JSON');
+      }
+    },
+    async write(value) {
+      const bytes = encoder.encode(JSON.stringify(value));
+      if (bytes.byteLength > maxBytes) throw new WireError(`message of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte cap`);
+      await lp.write(bytes, { signal: deadline });
+    },
+    async close() {
+      try {
+        await stream.close({ signal: AbortSignal.timeout(Math.min(timeoutMs, 2_000)) });
+      } catch {
+        stream.abort(new WireError('close failed'));
+      }
+    },
+    abort(reason) {
+      stream.abort(new WireError(reason));
+    },
+  };
+}
+
+export function byteLengthOfJson(value: unknown): number {
+  return encoder.encode(JSON.stringify(value)).byteLength;
+}
