@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import type { CID } from 'multiformats/cid';
-import type { Coordinate } from '../coords/vivaldi.js';
+import type { Coordinate } from '../coords/index.js';
 import { announceCells, DEFAULT_CELLS, type Cell, type CellOptions } from './cells.js';
 
 export interface AnnouncerOptions {

@@ -1,6 +1,6 @@
 // What this node knows about other crawlers: their last coordinate, load and
 // measured RTT, learned from coordinate probes, info queries and task replies.
-import type { Coordinate } from '../coords/vivaldi.js';
+import type { Coordinate } from '../coords/index.js';
 import type { WireCoord } from './signing.js';
 
 export interface Load {

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { predictRtt, type Coordinate } from '../coords/vivaldi.js';
+import { predictRtt, type Coordinate } from '../coords/index.js';
 import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, loadFraction, type PeerState, type PeerTable } from './peers.js';
@@ -196,7 +196,7 @@ export class Router {
     const exclude = opts.exclude ?? new Set<string>();
     let ordered: string[];
     let level = -1;
-    let candidates = 0;
+    let candidates: number;
     if (order.hostCoord !== undefined && opts.hash !== true) {
       const c = fromWireCoord(order.hostCoord);
       const found = await this.lookup(c);

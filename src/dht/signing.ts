@@ -99,7 +99,7 @@ export async function verifyEnvelope<T>(raw: unknown, opts: VerifyOptions<T>): P
   const order = parsed.data;
   const manager = typeof opts.manager === 'string' ? opts.manager : opts.manager.toString();
   if (order.issuer !== manager) throw new TaskSignatureError(`issued by ${order.issuer}, not the manager`);
-  let ok = false;
+  let ok: boolean;
   try {
     const pid = peerIdFromString(manager);
     if (pid.publicKey === undefined) throw new TaskSignatureError('manager peer id does not carry a public key');

@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import type { Libp2p, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { InvalidDataLengthError } from '@libp2p/utils';
-import { predictRtt, type Coordinate } from '../coords/vivaldi.js';
+import { predictRtt, type Coordinate } from '../coords/index.js';
 import { envelopeSchema, MAX_TASK_BYTES, verifyEnvelope, type SignedEnvelope, type TaskOrder } from './signing.js';
 import { loadSchema } from './coord-protocol.js';
 import { loadFraction, type Load, type PeerTable } from './peers.js';
