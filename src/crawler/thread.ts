@@ -1,0 +1,547 @@
+// A task thread (paper §2.2): crawls one channel with one connection, then
+// uploads. robots.txt first; URLtodo (FIFO, spills to disk), URLseen (64-bit
+// hashes), Pageseen (known digests) and conditional GET with the known
+// validators; stops at max depth, page cap or deadline; every bad response is
+// a counted outcome. The page text is spooled to a temp file while crawling
+// and uploaded in parts afterwards.
+import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TokenBucket } from './bandwidth.js';
+import { Downloader, type FetchResult } from './downloader.js';
+import { DigestSet, sha1_32 } from './hash.js';
+import { decodeBody, normaliseUrl, parseHtml } from './html.js';
+import { DEFAULT_LIMITS, ROBOTS_TOKEN, USER_AGENT, type CrawlLimits } from './limits.js';
+import { fetchRobots, type RobotsRules } from './robots.js';
+import { resolveHost } from './safety.js';
+import {
+  inScope,
+  type KnownPage,
+  type Outcome,
+  type PageRecord,
+  type ResultSink,
+  type Task,
+  type TaskResult,
+  type TaskStats,
+  type TaskStatus,
+  type ValidatorRecord,
+} from './task.js';
+import { UrlSeen } from './urlseen.js';
+import { UrlTodo } from './urltodo.js';
+
+export interface ResponseRecord {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  fetchedAt: number;
+}
+
+export interface ThreadOptions {
+  allowPrivate?: boolean;
+  userAgent?: string;
+  robotsToken?: string;
+  limits?: Partial<CrawlLimits>;
+  bandwidth?: TokenBucket;
+  /** Aborting stops the thread without uploading (hand-over on shutdown). */
+  signal?: AbortSignal;
+  tmpDir?: string;
+  /** Wall clock for the deadline and timestamps (epoch ms). */
+  now?: () => number;
+  /** Every response that carried a body (the crawl command writes WARC from it). */
+  onResponse?: (r: ResponseRecord) => void | Promise<void>;
+  /** Called after every page. */
+  onProgress?: (p: { stats: TaskStats; queued: number }) => void;
+}
+
+export interface ThreadOutcome {
+  status: TaskStatus | 'aborted';
+  reason?: string;
+  stats: TaskStats;
+  outcomes: Partial<Record<Outcome, number>>;
+  parts: number;
+}
+
+const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+const CONSECUTIVE_FAILURES_LIMIT = 10;
+
+function emptyStats(): TaskStats {
+  return {
+    pagesFetched: 0,
+    pagesChanged: 0,
+    pagesUnchanged: 0,
+    pagesNotModified: 0,
+    pagesFailed: 0,
+    requests: 0,
+    bytes: 0,
+    downloadMs: 0,
+    rttMs: null,
+    crawlDelayMs: 0,
+    urlsDiscovered: 0,
+    urlsSpilled: 0,
+  };
+}
+
+/** Runs one task to completion and uploads its result through the sink. */
+export async function runTask(task: Task, sink: ResultSink, opts: ThreadOptions = {}): Promise<ThreadOutcome> {
+  return new TaskThread(task, sink, opts).run();
+}
+
+class TaskThread {
+  private readonly limits: CrawlLimits;
+  private readonly now: () => number;
+  private readonly stats = emptyStats();
+  private readonly outcomes: Partial<Record<Outcome, number>> = {};
+  private readonly errors: TaskResult['errors'] = [];
+  private readonly interSite = new Set<string>();
+  private readonly knownInterSite: DigestSet;
+  private readonly pageSeen: DigestSet;
+  private readonly known = new Map<string, KnownPage>();
+  private readonly filters: RegExp[];
+  private readonly seen: UrlSeen;
+  private readonly todo: UrlTodo;
+  private readonly stop = new AbortController();
+  private stopStatus: TaskStatus | null = null;
+  private dl: Downloader | null = null;
+  private robots: RobotsRules | null = null;
+  private delayMs = 0;
+  private lastRequestEnd = 0;
+  private consecutiveFailures = 0;
+  private attempted = 0;
+  // Upload spool: result parts are written as JSON lines while crawling.
+  private spoolDir: string | null = null;
+  private spoolFd: number | null = null;
+  private spoolParts = 0;
+  private partPages: PageRecord[] = [];
+  private partValidators: ValidatorRecord[] = [];
+  private partTextChars = 0;
+  private startedAt = 0;
+
+  constructor(
+    private readonly task: Task,
+    private readonly sink: ResultSink,
+    private readonly opts: ThreadOptions,
+  ) {
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.now = opts.now ?? Date.now;
+    this.knownInterSite = new DigestSet(task.interSiteDigests);
+    this.pageSeen = new DigestSet(task.pageDigests);
+    for (const k of task.known) this.known.set(k.url, k);
+    this.filters = task.filters.map((f) => new RegExp(f));
+    this.seen = new UrlSeen(Math.max(task.expectedPages, task.known.length, task.seeds.length));
+    this.todo = new UrlTodo(this.limits.todoMemory, opts.tmpDir ?? tmpdir());
+  }
+
+  private count(o: Outcome, n = 1): void {
+    this.outcomes[o] = (this.outcomes[o] ?? 0) + n;
+  }
+
+  private fail(url: string, outcome: Outcome, detail?: string): void {
+    this.count(outcome);
+    if (this.errors.length < 100) this.errors.push(detail ? { url, outcome, detail } : { url, outcome });
+  }
+
+  async run(): Promise<ThreadOutcome> {
+    this.startedAt = this.now();
+    const external = this.opts.signal;
+    const onAbort = () => this.stop.abort();
+    external?.addEventListener('abort', onAbort, { once: true });
+    const untilDeadline = this.task.deadline - this.now();
+    const deadlineTimer = setTimeout(() => {
+      this.stopStatus ??= 'deadline';
+      this.stop.abort();
+    }, Math.max(0, Math.min(untilDeadline, 2 ** 31 - 1)));
+    let status: TaskStatus = 'completed';
+    let reason: string | undefined;
+    try {
+      if (external?.aborted) throw new Error('aborted');
+      if (untilDeadline <= 0) {
+        status = 'deadline';
+        reason = 'deadline passed before the crawl started';
+      } else {
+        const r = await this.crawl();
+        status = r.status;
+        reason = r.reason;
+      }
+    } catch (err) {
+      if (!external?.aborted) {
+        status = 'failed';
+        reason = `internal error: ${(err as Error).message}`;
+      }
+    } finally {
+      clearTimeout(deadlineTimer);
+      external?.removeEventListener('abort', onAbort);
+      this.todo.close();
+      await this.dl?.close();
+    }
+    this.stats.urlsDiscovered = this.seen.size;
+    this.stats.urlsSpilled = this.todo.spilledTotal;
+    if (external?.aborted) {
+      this.cleanupSpool();
+      return { status: 'aborted', reason: 'handed over', stats: this.stats, outcomes: this.outcomes, parts: 0 };
+    }
+    const parts = await this.upload(status, reason);
+    return { status, ...(reason ? { reason } : {}), stats: this.stats, outcomes: this.outcomes, parts };
+  }
+
+  private async crawl(): Promise<{ status: TaskStatus; reason?: string }> {
+    const t0 = performance.now();
+    const { origin } = this.task.scope;
+    const host = new URL(origin).hostname;
+    const allowPrivate = this.opts.allowPrivate ?? false;
+    const resolved = await resolveHost(host, allowPrivate);
+    if (!resolved.ok) {
+      const outcome = resolved.error.code === 'EPRIVATE' ? 'private-address' : 'dns-failure';
+      this.fail(origin, outcome, resolved.error.message);
+      return { status: 'refused', reason: resolved.error.message };
+    }
+    this.dl = new Downloader(origin, {
+      allowPrivate,
+      userAgent: this.opts.userAgent ?? USER_AGENT,
+      limits: this.limits,
+      ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}),
+    });
+    try {
+      this.robots = await fetchRobots(this.dl, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits, this.stop.signal);
+      this.lastRequestEnd = performance.now();
+      if (this.stop.signal.aborted) return { status: this.stopStatus ?? 'failed' };
+      if (this.robots.kind === 'unavailable') {
+        return { status: 'robots-unavailable', reason: `robots.txt unavailable (${this.robots.detail}): site disallowed for now` };
+      }
+      this.delayMs = Math.max(this.task.delayMs, Math.min(this.robots.crawlDelayMs, this.limits.maxCrawlDelayMs));
+      this.stats.crawlDelayMs = this.delayMs;
+
+      for (const s of this.task.seeds) this.consider(s, 0, true);
+      const known = [...this.known.values()].sort((a, b) => (a.depth ?? 0) - (b.depth ?? 0));
+      for (const k of known) this.consider(k.url, k.depth ?? 0, true);
+
+      let status: TaskStatus = 'completed';
+      let reason: string | undefined;
+      for (;;) {
+        if (this.stop.signal.aborted) {
+          status = this.stopStatus ?? 'failed';
+          break;
+        }
+        if (this.todo.length === 0) break;
+        if (this.attempted >= this.task.maxPages) {
+          status = 'page-cap';
+          this.count('page-cap', this.todo.length);
+          break;
+        }
+        const item = this.todo.shift() as { url: string; depth: number };
+        this.attempted++;
+        await this.fetchPage(item.url, item.depth);
+        this.opts.onProgress?.({ stats: this.snapshot(), queued: this.todo.length });
+        if (this.consecutiveFailures >= CONSECUTIVE_FAILURES_LIMIT) {
+          status = 'failed';
+          reason = `${CONSECUTIVE_FAILURES_LIMIT} consecutive network failures: host unreachable`;
+          break;
+        }
+      }
+      if (this.stop.signal.aborted && this.stopStatus) status = this.stopStatus;
+      return reason ? { status, reason } : { status };
+    } finally {
+      this.stats.downloadMs = performance.now() - t0;
+      this.stats.requests = this.dl.requests;
+      this.stats.bytes = this.dl.wireBytes;
+      this.stats.rttMs = this.dl.minTtfbMs === null ? null : Math.round(this.dl.minTtfbMs * 100) / 100;
+    }
+  }
+
+  private snapshot(): TaskStats {
+    return { ...this.stats, requests: this.dl?.requests ?? 0, bytes: this.dl?.wireBytes ?? 0, urlsDiscovered: this.seen.size };
+  }
+
+  private passesFilters(url: string): boolean {
+    if (this.filters.length === 0) return true;
+    for (const f of this.filters) if (f.test(url)) return true;
+    return false;
+  }
+
+  /**
+   * Routes a URL: inside the channel → URLtodo (if depth, filters, robots and
+   * URLseen allow); outside → an inter-site URL. Seeds and known pages skip
+   * the filters.
+   */
+  private consider(url: string, depth: number, trusted: boolean): void {
+    if (url.length > this.limits.maxUrlLength) {
+      this.count('url-too-long');
+      return;
+    }
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return;
+    }
+    if (!inScope(u, this.task.scope)) {
+      this.reportInterSite(url);
+      return;
+    }
+    if (this.seen.has(url)) return;
+    this.seen.add(url);
+    if (depth > this.task.maxDepth) {
+      this.count('depth-limit');
+      return;
+    }
+    if (!trusted && !this.passesFilters(url)) {
+      this.count('filtered');
+      return;
+    }
+    if (this.robots && !this.robots.isAllowed(url)) {
+      this.count('robots-disallowed');
+      return;
+    }
+    this.todo.push({ url, depth });
+  }
+
+  private reportInterSite(url: string): void {
+    if (this.interSite.has(url)) return;
+    if (this.interSite.size >= this.limits.maxInterSiteUrls) return;
+    if (this.knownInterSite.size > 0 && this.knownInterSite.has(sha1_32(url))) return;
+    this.interSite.add(url);
+  }
+
+  private async politeWait(): Promise<boolean> {
+    if (this.delayMs > 0) {
+      const wait = this.lastRequestEnd + this.delayMs - performance.now();
+      if (wait > 0) {
+        try {
+          await sleep(wait, undefined, { signal: this.stop.signal });
+        } catch {
+          return false;
+        }
+      }
+    }
+    return !this.stop.signal.aborted;
+  }
+
+  private async fetchPage(startUrl: string, depth: number): Promise<void> {
+    const dl = this.dl as Downloader;
+    let url = new URL(startUrl);
+    const known = this.known.get(startUrl);
+    for (let hop = 0; ; hop++) {
+      if (!(await this.politeWait())) return;
+      const headers: Record<string, string> = {};
+      if (hop === 0 && known?.etag) headers['if-none-match'] = known.etag;
+      if (hop === 0 && known?.lastModified) headers['if-modified-since'] = known.lastModified;
+      const fetchedAt = this.now();
+      const r: FetchResult = await dl.get(url, {
+        headers,
+        signal: this.stop.signal,
+        accept: (status, h) => (status >= 200 && status < 300 && !HTML_TYPES.test(h['content-type'] ?? 'text/html') ? 'not-html' : null),
+      });
+      this.lastRequestEnd = performance.now();
+      if (!r.ok) {
+        if (this.stop.signal.aborted) return; // deadline or hand-over: not the page's fault
+        this.stats.pagesFailed++;
+        this.consecutiveFailures++;
+        this.fail(url.href, r.outcome, r.detail);
+        return;
+      }
+      this.consecutiveFailures = 0;
+      const s = r.status;
+      if (s >= 300 && s < 400 && s !== 304) {
+        const loc = r.headers['location'];
+        const next = loc ? normaliseUrl(loc, url) : null;
+        if (!next) {
+          this.stats.pagesFailed++;
+          this.fail(url.href, 'redirect-invalid', `status ${s}, location ${JSON.stringify(loc ?? null)}`);
+          return;
+        }
+        if (!inScope(next, this.task.scope)) {
+          this.count(next.origin === this.task.scope.origin ? 'redirect-out-of-scope' : 'redirect-offsite');
+          this.reportInterSite(next.href);
+          return;
+        }
+        if (hop + 1 > this.limits.maxRedirects) {
+          this.stats.pagesFailed++;
+          this.fail(startUrl, 'redirect-limit', `more than ${this.limits.maxRedirects} redirects`);
+          return;
+        }
+        if (next.href.length > this.limits.maxUrlLength) {
+          this.count('url-too-long');
+          return;
+        }
+        if (!this.passesFilters(next.href) || !(this.robots?.isAllowed(next.href) ?? true)) {
+          this.count('redirect-out-of-scope');
+          return;
+        }
+        if (this.seen.has(next.href) && next.href !== startUrl) {
+          this.count('redirect-followed'); // the target is (or was) crawled on its own
+          return;
+        }
+        this.seen.add(next.href);
+        this.count('redirect-followed');
+        url = next;
+        continue;
+      }
+      this.stats.pagesFetched++;
+      await this.handleResponse(startUrl, url, depth, r, fetchedAt, known);
+      return;
+    }
+  }
+
+  private async handleResponse(startUrl: string, url: URL, depth: number, r: FetchResult & { ok: true }, fetchedAt: number, known: KnownPage | undefined): Promise<void> {
+    const s = r.status;
+    if (s === 304) {
+      this.stats.pagesUnchanged++;
+      this.stats.pagesNotModified++;
+      this.count('not-modified');
+      this.addValidator({
+        url: startUrl,
+        depth,
+        digest: known?.digest ?? 0,
+        ...pickValidators(r.headers, known),
+      });
+      return;
+    }
+    if (s >= 400) {
+      this.stats.pagesFailed++;
+      this.fail(url.href, s >= 500 ? 'http-5xx' : 'http-4xx', `status ${s}`);
+      return;
+    }
+    if (s < 200 || s >= 300) {
+      this.stats.pagesFailed++;
+      this.fail(url.href, 'http-other', `status ${s}`);
+      return;
+    }
+    if (r.skipped) {
+      if (r.skipped === 'not-html') this.count('not-html');
+      else {
+        this.stats.pagesFailed++;
+        this.fail(url.href, r.skipped, `content-length ${r.headers['content-length'] ?? '?'}, encoding ${r.headers['content-encoding'] ?? 'identity'}`);
+      }
+      return;
+    }
+    const body = r.body ?? Buffer.alloc(0);
+    if (this.opts.onResponse) await this.opts.onResponse({ url: url.href, status: s, headers: r.headers, body, fetchedAt });
+    const digest = sha1_32(body);
+    const decoded = decodeBody(body, r.headers['content-type']);
+    if (decoded.fallback) this.count('charset-fallback');
+    const page = parseHtml(decoded.text, url, {
+      maxLinks: this.limits.maxLinksPerPage,
+      maxText: this.limits.maxTextChars,
+      userAgentToken: this.opts.robotsToken ?? ROBOTS_TOKEN,
+    });
+    if (page.nofollow) this.count('nofollow', page.links.length);
+    else {
+      for (const l of page.links) {
+        if (l.nofollow) {
+          this.count('nofollow');
+          continue;
+        }
+        this.consider(l.url, depth + 1, false);
+      }
+    }
+    const unchanged = this.pageSeen.has(digest) || known?.digest === digest;
+    const validators = pickValidators(r.headers, undefined);
+    this.addValidator({ url: startUrl, depth, digest, ...validators });
+    if (unchanged) {
+      this.stats.pagesUnchanged++;
+      this.count('unchanged');
+      return;
+    }
+    this.stats.pagesChanged++;
+    this.count('changed');
+    if (page.noindex) this.count('noindex');
+    const rec: PageRecord = {
+      url: startUrl,
+      status: s,
+      depth,
+      fetchedAt,
+      contentType: r.headers['content-type'] ?? '',
+      bytes: body.length,
+      digest,
+      ...validators,
+      text: page.noindex ? '' : page.text,
+    };
+    if (url.href !== startUrl) rec.finalUrl = url.href;
+    if (page.title) rec.title = page.title;
+    if (page.noindex) rec.noindex = true;
+    this.partPages.push(rec);
+    this.partTextChars += rec.text.length;
+    if (this.partPages.length >= this.limits.pagesPerPart || this.partTextChars > 8_000_000) this.spoolPart();
+  }
+
+  private addValidator(v: ValidatorRecord): void {
+    this.partValidators.push(v);
+    if (this.partValidators.length >= 20 * this.limits.pagesPerPart) this.spoolPart();
+  }
+
+  /** Writes the current part to the spool file (JSON line) and starts a new one. */
+  private spoolPart(): void {
+    if (this.partPages.length === 0 && this.partValidators.length === 0) return;
+    if (this.spoolFd === null) {
+      this.spoolDir = mkdtempSync(join(this.opts.tmpDir ?? tmpdir(), 'volcrawl-spool-'));
+      this.spoolFd = openSync(join(this.spoolDir, 'parts.jsonl'), 'w+');
+    }
+    writeSync(this.spoolFd, JSON.stringify({ pages: this.partPages, validators: this.partValidators }) + '\n');
+    this.spoolParts++;
+    this.partPages = [];
+    this.partValidators = [];
+    this.partTextChars = 0;
+  }
+
+  private cleanupSpool(): void {
+    if (this.spoolFd !== null) closeSync(this.spoolFd);
+    this.spoolFd = null;
+    if (this.spoolDir) rmSync(this.spoolDir, { recursive: true, force: true });
+    this.spoolDir = null;
+  }
+
+  private base(status: TaskStatus, reason: string | undefined, part: number, final: boolean): Omit<TaskResult, 'pages' | 'validators' | 'newDigests'> {
+    return {
+      taskId: this.task.id,
+      channel: this.task.scope,
+      part,
+      final,
+      status,
+      ...(reason ? { reason } : {}),
+      startedAt: this.startedAt,
+      finishedAt: this.now(),
+      interSiteUrls: final ? [...this.interSite] : [],
+      outcomes: final ? this.outcomes : {},
+      errors: final ? this.errors : [],
+      stats: this.stats,
+    };
+  }
+
+  /** The uploader: spooled parts first, then the final part with the statistics. */
+  private async upload(status: TaskStatus, reason: string | undefined): Promise<number> {
+    let part = 0;
+    try {
+      if (this.spoolFd !== null && this.spoolDir) {
+        closeSync(this.spoolFd);
+        this.spoolFd = null;
+        const path = join(this.spoolDir, 'parts.jsonl');
+        // Parts are read back one line at a time so only one part is in memory.
+        for await (const line of readLines(path)) {
+          const p = JSON.parse(line) as { pages: PageRecord[]; validators: ValidatorRecord[] };
+          await this.sink.upload({ ...this.base(status, reason, part++, false), pages: p.pages, validators: p.validators, newDigests: p.pages.map((x) => x.digest) });
+        }
+      }
+      const pages = this.partPages;
+      await this.sink.upload({ ...this.base(status, reason, part++, true), pages, validators: this.partValidators, newDigests: pages.map((x) => x.digest) });
+    } finally {
+      this.cleanupSpool();
+    }
+    return part;
+  }
+}
+
+function pickValidators(h: Record<string, string>, known: KnownPage | undefined): { etag?: string; lastModified?: string } {
+  const out: { etag?: string; lastModified?: string } = {};
+  const etag = h['etag'] ?? known?.etag;
+  const lm = h['last-modified'] ?? known?.lastModified;
+  if (etag) out.etag = etag;
+  if (lm) out.lastModified = lm;
+  return out;
+}
+
+async function* readLines(path: string): AsyncGenerator<string> {
+  const rl = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  for await (const line of rl) if (line) yield line;
+}
