@@ -30,6 +30,9 @@ export interface Libp2pOptions {
   providerTtlMs?: number;
   maxConnections?: number;
   dialTimeoutMs?: number;
+  /** Inbound connections per second accepted from one IP (libp2p default 5;
+   * a one-host test network needs far more). */
+  inboundConnectionThreshold?: number;
 }
 
 export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<VolcrawlLibp2p> {
@@ -46,6 +49,9 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
     connectionManager: {
       maxConnections: opts.maxConnections ?? 200,
       dialTimeout: opts.dialTimeoutMs ?? 10_000,
+      ...(opts.inboundConnectionThreshold !== undefined
+        ? { inboundConnectionThreshold: opts.inboundConnectionThreshold, maxIncomingPendingConnections: Math.max(10, opts.inboundConnectionThreshold) }
+        : {}),
     },
     services: {
       identify: identify(),

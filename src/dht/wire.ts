@@ -3,6 +3,7 @@
 // validate what `readJson` returns with a zod schema before using it.
 import { lpStream, type LengthPrefixedStream } from '@libp2p/utils';
 import type { Stream } from '@libp2p/interface';
+import { setMaxListeners } from 'node:events';
 
 export class WireError extends Error {
   override name = 'WireError';
@@ -23,6 +24,7 @@ export interface JsonChannel {
 export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number): JsonChannel {
   const lp: LengthPrefixedStream<Stream> = lpStream(stream, { maxDataLength: maxBytes });
   const deadline = AbortSignal.timeout(timeoutMs);
+  setMaxListeners(Infinity, deadline);
   return {
     async read() {
       const buf = await lp.read({ signal: deadline });

@@ -1,0 +1,388 @@
+// A volunteer node: the libp2p stack, the coordinate protocol feeding Vivaldi,
+// coordinate-cell announcements, the task protocol in front of a task runner
+// (src/crawler's TaskManager), result uploads, a status snapshot and graceful
+// shutdown with task migration.
+import type { Logger } from 'pino';
+import type { PrivateKey } from '@libp2p/interface';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import { peerIdFromString } from '@libp2p/peer-id';
+import { VivaldiNode, type VivaldiOptions } from '../coords/index.js';
+import { createRng, deriveSeed } from '../rng.js';
+import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
+import { parseTask } from '../crawler/task.js';
+import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { PeerTable, toWireCoord } from '../dht/peers.js';
+import { CoordService } from '../dht/coord-protocol.js';
+import { Announcer } from '../dht/announce.js';
+import { TaskReceiver } from '../dht/task-protocol.js';
+import { Router, type RouteResult } from '../dht/router.js';
+import { uploadResult } from '../dht/upload.js';
+import type { CellOptions } from '../dht/cells.js';
+import type { SignedEnvelope, TaskOrder } from '../dht/signing.js';
+import type { RateLimitOptions } from '../dht/rate-limit.js';
+
+/** What the node needs of a task runner; src/crawler's TaskManager fits. */
+export interface TaskRunner {
+  submit(task: Task): 'accepted' | 'full';
+  load(): TaskLoad;
+  /** Stop accepting, abort running tasks, return queued + running ones. */
+  drain(): Promise<Task[]>;
+  close(): Promise<void>;
+}
+
+export class BootstrapError extends Error {
+  override name = 'BootstrapError';
+}
+
+/** Parses bootstrap addresses; each must be a multiaddr ending in /p2p/<peer id>. */
+export function parseBootstrap(addrs: string[]): Multiaddr[] {
+  return addrs.map((s) => {
+    let ma: Multiaddr;
+    try {
+      ma = multiaddr(s);
+    } catch (err) {
+      throw new BootstrapError(`malformed bootstrap address ${JSON.stringify(s)}: ${(err as Error).message}`);
+    }
+    const p2p = ma.getComponents().find((c) => c.name === 'p2p');
+    if (p2p?.value === undefined) throw new BootstrapError(`bootstrap address ${s} lacks /p2p/<peer id>`);
+    try {
+      peerIdFromString(p2p.value);
+    } catch {
+      throw new BootstrapError(`bootstrap address ${s} has an invalid peer id`);
+    }
+    return ma;
+  });
+}
+
+export interface VolunteerNodeOptions {
+  privateKey: PrivateKey;
+  /** The manager's peer id: only orders it signed are run. */
+  manager: string;
+  createRunner: (sink: ResultSink) => TaskRunner;
+  listen?: string[];
+  announce?: string[];
+  bootstrap?: string[];
+  /** Keep private/loopback addresses in the DHT (LAN, tests). */
+  allowPrivateAddrs?: boolean;
+  seed?: number;
+  vivaldi?: Partial<VivaldiOptions>;
+  /** Test hook: delay before answering a coordinate probe from `remote`. */
+  probeDelay?: (remote: string) => number;
+  coordIntervalMs?: number;
+  coordFanout?: number;
+  providerTtlMs?: number;
+  announceCheckMs?: number;
+  /** Announce once the Vivaldi error estimate is below this. */
+  announceMaxError?: number;
+  cells?: CellOptions;
+  maxHops?: number;
+  taskRateLimit?: RateLimitOptions;
+  routerCacheTtlMs?: number;
+  bootstrapTimeoutMs?: number;
+  /** Inbound connections per second from one IP (see Libp2pOptions). */
+  inboundConnectionThreshold?: number;
+  maxConnections?: number;
+  log: Logger;
+}
+
+export interface NodeStatus {
+  peerId: string;
+  peers: number;
+  crawlersKnown: number;
+  coord: number[];
+  height: number;
+  error: number;
+  running: number;
+  queued: number;
+  free: number;
+  accepted: number;
+  forwarded: number;
+  rejected: number;
+  pages: number;
+  bytes: number;
+  /** Bytes per second over the last status interval. */
+  bandwidth: number;
+  uploadsOk: number;
+  uploadsFailed: number;
+}
+
+interface Held {
+  order: TaskOrder;
+  envelope: SignedEnvelope;
+}
+
+export class VolunteerNode {
+  readonly libp2p: VolcrawlLibp2p;
+  readonly peers = new PeerTable();
+  readonly vivaldi: VivaldiNode;
+  readonly coords: CoordService;
+  readonly announcer: Announcer;
+  readonly receiver: TaskReceiver<Task>;
+  readonly router: Router;
+  readonly runner: TaskRunner;
+  private readonly o: VolunteerNodeOptions;
+  private readonly held = new Map<string, Held>();
+  private readonly migrated = new Set<string>();
+  private readonly uploads = new Set<Promise<void>>();
+  private draining = false;
+  private stopped = false;
+  private pages = 0;
+  private bytes = 0;
+  private bwMark = { at: performance.now(), bytes: 0, rate: 0 };
+  private uploadsOk = 0;
+  private uploadsFailed = 0;
+
+  private constructor(libp2p: VolcrawlLibp2p, o: VolunteerNodeOptions) {
+    this.o = o;
+    this.libp2p = libp2p;
+    const seed = o.seed ?? 1;
+    this.vivaldi = new VivaldiNode(o.vivaldi ?? {}, createRng(deriveSeed(seed, `vivaldi:${libp2p.peerId.toString()}`)));
+    this.runner = o.createRunner({ upload: (r) => this.upload(r) });
+    this.coords = new CoordService({
+      libp2p,
+      peers: this.peers,
+      vivaldi: this.vivaldi,
+      crawler: true,
+      load: () => this.runner.load(),
+      rng: createRng(deriveSeed(seed, `coord:${libp2p.peerId.toString()}`)),
+      probeDelay: o.probeDelay,
+      intervalMs: o.coordIntervalMs,
+      fanout: o.coordFanout,
+      log: o.log,
+    });
+    this.announcer = new Announcer({
+      libp2p,
+      coord: () => this.vivaldi.coord,
+      cells: o.cells,
+      checkMs: o.announceCheckMs,
+      maxError: o.announceMaxError,
+      log: o.log,
+    });
+    this.receiver = new TaskReceiver<Task>({
+      libp2p,
+      manager: o.manager,
+      parseTask,
+      runner: this.runner,
+      peers: this.peers,
+      coord: () => this.vivaldi.coord,
+      maxHops: o.maxHops,
+      rateLimit: o.taskRateLimit,
+      onAccepted: (order, envelope, task) => {
+        this.held.set(task.id, { order, envelope });
+        o.log.info({ task: task.id, host: order.host }, 'task accepted');
+      },
+      log: o.log,
+    });
+    this.router = new Router({
+      libp2p,
+      peers: this.peers,
+      coords: this.coords,
+      cells: o.cells,
+      cacheTtlMs: o.routerCacheTtlMs ?? 2_000,
+      log: o.log,
+    });
+  }
+
+  /** Creates, starts and bootstraps a node. Throws BootstrapError when no
+   * bootstrap peer can be reached (the node is stopped again first). */
+  static async start(o: VolunteerNodeOptions): Promise<VolunteerNode> {
+    const boot = parseBootstrap(o.bootstrap ?? []);
+    const libp2p = await createVolcrawlLibp2p({
+      privateKey: o.privateKey,
+      listen: o.listen,
+      announce: o.announce,
+      allowPrivateAddrs: o.allowPrivateAddrs,
+      providerTtlMs: o.providerTtlMs,
+      inboundConnectionThreshold: o.inboundConnectionThreshold,
+      maxConnections: o.maxConnections,
+    });
+    const node = new VolunteerNode(libp2p, o);
+    try {
+      await node.coords.start();
+      await node.receiver.start();
+      if (boot.length > 0) await node.bootstrap(boot);
+      node.announcer.start();
+    } catch (err) {
+      await node.kill();
+      throw err;
+    }
+    o.log.info({ peerId: libp2p.peerId.toString(), addrs: libp2p.getMultiaddrs().map(String) }, 'node started');
+    return node;
+  }
+
+  private async bootstrap(boot: Multiaddr[]): Promise<void> {
+    const errors: string[] = [];
+    let ok = 0;
+    await Promise.all(
+      boot.map(async (ma) => {
+        try {
+          await this.libp2p.dial(ma, { signal: AbortSignal.timeout(this.o.bootstrapTimeoutMs ?? 15_000) });
+          ok++;
+        } catch (err) {
+          errors.push(`${ma.toString()}: ${(err as Error).message}`);
+        }
+      }),
+    );
+    if (ok === 0) throw new BootstrapError(`could not reach any bootstrap peer (${errors.join('; ')})`);
+    // Fill the routing table around our own id.
+    void (async () => {
+      try {
+        for await (const _ of this.libp2p.peerRouting.getClosestPeers(this.libp2p.peerId.toMultihash().bytes, {
+          signal: AbortSignal.timeout(30_000),
+        })) {
+          /* drain */
+        }
+      } catch {
+        /* best effort */
+      }
+    })();
+  }
+
+  get peerId(): string {
+    return this.libp2p.peerId.toString();
+  }
+
+  multiaddrs(): string[] {
+    return this.libp2p.getMultiaddrs().map(String);
+  }
+
+  /** Ids of tasks this node currently holds (accepted and not finished). */
+  heldTasks(): string[] {
+    return [...this.held.keys()];
+  }
+
+  private upload(result: TaskResult): Promise<void> {
+    const p = this.doUpload(result);
+    this.uploads.add(p);
+    void p.catch(() => undefined).finally(() => this.uploads.delete(p));
+    return p;
+  }
+
+  private async doUpload(result: TaskResult): Promise<void> {
+    if (this.migrated.has(result.taskId)) return; // completed elsewhere
+    if (this.draining && result.status === 'cancelled') return; // aborted for migration
+    const h = this.held.get(result.taskId);
+    if (h === undefined) {
+      this.o.log.warn({ task: result.taskId }, 'result for a task this node does not hold; dropped');
+      return;
+    }
+    try {
+      await uploadResult(this.libp2p, h.order.storage, {
+        orderId: h.order.id,
+        host: h.order.host,
+        hostRttMs: result.stats?.rttMs ?? null,
+        crawlerCoord: toWireCoord(this.vivaldi.coord),
+        result,
+      });
+      this.uploadsOk++;
+    } catch (err) {
+      this.uploadsFailed++;
+      this.o.log.error({ task: result.taskId, err: String(err) }, 'upload failed');
+      throw err;
+    } finally {
+      if (result.final) {
+        this.held.delete(result.taskId);
+        this.pages += result.stats?.pagesFetched ?? 0;
+        this.bytes += result.stats?.bytes ?? 0;
+      }
+    }
+  }
+
+  status(): NodeStatus {
+    const load = this.runner.load();
+    const now = performance.now();
+    const dt = (now - this.bwMark.at) / 1000;
+    if (dt >= 1) {
+      this.bwMark = { at: now, bytes: this.bytes, rate: (this.bytes - this.bwMark.bytes) / dt };
+    }
+    const c = this.vivaldi.coord;
+    return {
+      peerId: this.peerId,
+      peers: this.libp2p.getPeers().length,
+      crawlersKnown: this.peers.crawlers().length,
+      coord: Array.from(c.vec),
+      height: c.height,
+      error: c.error,
+      running: load.running,
+      queued: load.queued,
+      free: load.free,
+      accepted: this.receiver.accepted,
+      forwarded: this.receiver.forwarded,
+      rejected: this.receiver.rejected,
+      pages: this.pages,
+      bytes: this.bytes,
+      bandwidth: this.bwMark.rate,
+      uploadsOk: this.uploadsOk,
+      uploadsFailed: this.uploadsFailed,
+    };
+  }
+
+  /** Graceful shutdown: stop accepting, migrate queued and running tasks to
+   * nearby crawlers, withdraw announcements, say goodbye, stop — all within
+   * `timeoutMs`. Returns what happened to each task. */
+  async shutdown(timeoutMs = 20_000): Promise<{ migrated: string[]; lost: string[] }> {
+    if (this.stopped) return { migrated: [], lost: [] };
+    const migrated: string[] = [];
+    const lost: string[] = [];
+    const deadline = Date.now() + timeoutMs;
+    const work = (async () => {
+      this.receiver.stopAccepting();
+      await this.announcer.withdraw();
+      this.draining = true;
+      const tasks = await this.runner.drain();
+      this.o.log.info({ tasks: tasks.length }, 'migrating tasks');
+      await Promise.all(
+        tasks.map(async (t) => {
+          const h = this.held.get(t.id);
+          if (h === undefined) {
+            lost.push(t.id);
+            return;
+          }
+          this.migrated.add(t.id);
+          let r: RouteResult | undefined;
+          try {
+            r = await this.router.route(h.envelope, h.order, { exclude: new Set([this.peerId]) });
+          } catch (err) {
+            this.o.log.warn({ task: t.id, err: String(err) }, 'migration failed');
+          }
+          if (r?.status === 'accepted') {
+            migrated.push(t.id);
+            this.held.delete(t.id);
+            this.o.log.info({ task: t.id, to: r.by }, 'task migrated');
+          } else {
+            lost.push(t.id);
+            this.o.log.warn({ task: t.id, status: r?.status }, 'task could not be migrated; the manager will reissue it');
+          }
+        }),
+      );
+      // Let uploads of tasks that finished before the drain complete.
+      await Promise.race([Promise.allSettled([...this.uploads]), sleepUntil(deadline - 2_000)]);
+      await Promise.all(this.peers.crawlers().map((p) => this.coords.bye(p.id)));
+    })();
+    await Promise.race([work.catch((err: unknown) => this.o.log.error({ err: String(err) }, 'shutdown step failed')), sleepUntil(deadline - 1_000)]);
+    await this.kill();
+    return { migrated, lost };
+  }
+
+  /** Stops at once: nothing migrated, nothing acknowledged (tests use it as a crash). */
+  async kill(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.receiver.stopAccepting();
+    await this.coords.stop().catch(() => undefined);
+    await this.announcer.withdraw().catch(() => undefined);
+    await this.runner.close().catch(() => undefined);
+    try {
+      await this.libp2p.stop();
+    } catch {
+      /* already stopped */
+    }
+  }
+}
+
+function sleepUntil(at: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, Math.max(0, at - Date.now()));
+    t.unref?.();
+  });
+}
