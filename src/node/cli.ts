@@ -1,10 +1,13 @@
 // `volunteer-crawler`: the program a volunteer runs. Each verb lives in its own
 // module and registers itself here.
 import { createProgram, runProgram } from '../cli.js';
+import { registerJoin } from './join.js';
 
 const program = createProgram(
   'volunteer-crawler',
   'volcrawl volunteer: lend this PC to a peer-to-peer web crawl, politely and at low priority',
 );
+
+registerJoin(program);
 
 await runProgram(program);

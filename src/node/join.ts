@@ -1,0 +1,153 @@
+// `volunteer-crawler join <bootstrap-multiaddr...>`: run a volunteer node.
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join as joinPath } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import pino, { type Logger } from 'pino';
+import { peerIdFromString } from '@libp2p/peer-id';
+import { multiaddr } from '@multiformats/multiaddr';
+import { TaskManager } from '../crawler/manager.js';
+import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
+import { parseBootstrap, VolunteerNode } from './node.js';
+import { formatStatus } from './status.js';
+
+function int(name: string, min: number, max: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer in ${min}..${max}`);
+    return n;
+  };
+}
+
+/** Parses a byte rate: 500000, 500k, 2M, 1G (bytes per second). */
+export function parseRate(v: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?B)?(?:\/s)?$/.exec(v.trim());
+  if (m === null) throw new InvalidArgumentError('expected bytes per second, e.g. 500k or 2M');
+  const mult = { '': 1, k: 1e3, m: 1e6, g: 1e9 }[m[2]!.toLowerCase() as '' | 'k' | 'm' | 'g'];
+  const n = Math.floor(Number(m[1]) * mult);
+  if (!(n > 0)) throw new InvalidArgumentError('bandwidth must be positive');
+  return n;
+}
+
+function addr(v: string, prev: string[] = []): string[] {
+  try {
+    multiaddr(v);
+  } catch (err) {
+    throw new InvalidArgumentError(`not a multiaddr: ${(err as Error).message}`);
+  }
+  return [...prev, v];
+}
+
+function peerIdArg(v: string): string {
+  try {
+    return peerIdFromString(v).toString();
+  } catch {
+    throw new InvalidArgumentError('not a libp2p peer id');
+  }
+}
+
+export interface JoinFlags {
+  manager: string;
+  dataDir: string;
+  listen?: string[];
+  announce?: string[];
+  threads: number;
+  queue: number;
+  maxBandwidth?: number;
+  allowPrivate?: boolean;
+  lan?: boolean;
+  first?: boolean;
+  status: boolean;
+  logLevel: string;
+  shutdownTimeout: number;
+  coordInterval: number;
+  seed?: number;
+}
+
+export function registerJoin(program: Command): void {
+  program
+    .command('join')
+    .description('join the crawl network through one or more bootstrap peers and run tasks until stopped (Ctrl-C migrates work away and leaves)')
+    .argument('[bootstrap...]', 'bootstrap multiaddrs ending in /p2p/<peer id>')
+    .requiredOption('--manager <peerId>', 'peer id of the manager; only tasks it signed are run', peerIdArg)
+    .option('--data-dir <dir>', 'where the identity key and logs live', defaultDataDir())
+    .option('--listen <multiaddr>', 'listen address (repeatable; default /ip4/0.0.0.0/tcp/0)', addr)
+    .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', addr)
+    .option('--threads <n>', 'concurrent task threads', int('--threads', 1, 256), 5)
+    .option('--queue <n>', 'tasks waiting beyond the running ones', int('--queue', 0, 10_000), 5)
+    .option('--max-bandwidth <rate>', 'total download bandwidth cap, bytes/s (e.g. 500k, 2M)', parseRate)
+    .option('--allow-private', 'crawl loopback/private addresses (tests, intranets)', false)
+    .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only network)', false)
+    .option('--first', 'start a new network (no bootstrap peers)', false)
+    .option('--no-status', 'no live status line, JSON logs on stdout even on a terminal')
+    .option('--log-level <level>', 'pino log level', 'info')
+    .option('--shutdown-timeout <ms>', 'bound on graceful shutdown', int('--shutdown-timeout', 1000, 600_000), 20_000)
+    .option('--coord-interval <ms>', 'gap between coordinate probing rounds', int('--coord-interval', 50, 600_000), 1000)
+    .option('--seed <n>', 'seed for this node\'s random choices', int('--seed', 0, 2 ** 32 - 1))
+    .action(async (bootstrap: string[], flags: JoinFlags) => {
+      await runJoin(bootstrap, flags);
+    });
+}
+
+export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<void> {
+  parseBootstrap(bootstrap); // malformed addresses fail before anything starts
+  if (bootstrap.length === 0 && flags.first !== true) {
+    throw new Error('give at least one bootstrap multiaddr (or --first to start a new network)');
+  }
+  mkdirSync(flags.dataDir, { recursive: true, mode: 0o700 });
+  const tty = flags.status && process.stderr.isTTY === true;
+  const log: Logger = tty
+    ? pino({ level: flags.logLevel }, createWriteStream(joinPath(flags.dataDir, 'volunteer.log'), { flags: 'a', mode: 0o600 }))
+    : pino({ level: flags.logLevel });
+  const { key, created, path } = await loadOrCreateIdentity(flags.dataDir);
+  log.info({ identity: path, created }, created ? 'created a new identity' : 'loaded identity');
+  const node = await VolunteerNode.start({
+    privateKey: key,
+    manager: flags.manager,
+    createRunner: (sink) =>
+      new TaskManager({
+        threads: flags.threads,
+        queue: flags.queue,
+        ...(flags.maxBandwidth !== undefined ? { maxBandwidth: flags.maxBandwidth } : {}),
+        allowPrivate: flags.allowPrivate === true,
+        sink,
+        onError: (err, task) => log.error({ task: task.id, err: String(err) }, 'task error'),
+      }),
+    listen: flags.listen,
+    announce: flags.announce,
+    bootstrap,
+    allowPrivateAddrs: flags.lan === true,
+    coordIntervalMs: flags.coordInterval,
+    seed: flags.seed ?? Date.now() % 2 ** 32,
+    log,
+  });
+  if (tty) process.stderr.write(`volcrawl: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  logs: ${joinPath(flags.dataDir, 'volunteer.log')}\n`);
+  let timer: ReturnType<typeof setInterval> | undefined;
+  if (tty) {
+    timer = setInterval(() => process.stderr.write(`\r\x1b[2K${formatStatus(node.status(), process.stderr.columns ?? 120)}`), 1000);
+  } else {
+    timer = setInterval(() => log.info({ status: node.status() }, 'status'), 60_000);
+    timer.unref();
+  }
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (sig: string) => {
+      if (stopping) {
+        log.warn({ signal: sig }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      stopping = true;
+      if (timer !== undefined) clearInterval(timer);
+      if (tty) process.stderr.write(`\n${sig}: migrating tasks and leaving (up to ${flags.shutdownTimeout} ms; again to force)\n`);
+      log.info({ signal: sig }, 'shutting down');
+      void node.shutdown(flags.shutdownTimeout).then(({ migrated, lost }) => {
+        log.info({ migrated: migrated.length, lost: lost.length }, 'stopped');
+        if (tty) process.stderr.write(`stopped: ${migrated.length} task(s) migrated, ${lost.length} left to the manager\n`);
+        resolve();
+      });
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  log.flush?.();
+  process.exit(0);
+}
