@@ -1,0 +1,200 @@
+// The task manager (paper §2.2): a bounded queue in front of at most N task
+// threads. A finished thread takes the next task; a task that waits past its
+// deadline is cancelled and reported; one token bucket caps the bandwidth of
+// all threads; the process asks for low OS priority; load() feeds routing;
+// drain() hands queued and running tasks back for migration.
+import { constants as osConstants, setPriority } from 'node:os';
+import { TokenBucket } from './bandwidth.js';
+import { parseTask, type ResultSink, type Task, type TaskLoad, type TaskManagerOptions, type TaskResult } from './task.js';
+import { runTask, type ThreadOptions, type ThreadOutcome } from './thread.js';
+
+export type { ResultSink, TaskLoad, TaskManagerOptions } from './task.js';
+
+export interface TaskManagerExtraOptions {
+  /** Passed to every task thread (limits, tmpDir, user agent, hooks). */
+  thread?: Omit<ThreadOptions, 'signal' | 'bandwidth' | 'allowPrivate'>;
+  /** Lower the process priority (default true; best effort). */
+  lowPriority?: boolean;
+  /** Wall clock (epoch ms) for deadlines. */
+  now?: () => number;
+  /** How often queued tasks are checked against their deadlines (ms, default 1000). */
+  sweepMs?: number;
+  /** Called when a task ends (completed, cancelled, failed or handed over). */
+  onTaskEnd?: (task: Task, outcome: ThreadOutcome | { status: 'cancelled'; reason: string }) => void;
+  /** Called when the sink or a thread fails unexpectedly. */
+  onError?: (err: unknown, task: Task) => void;
+}
+
+interface Running {
+  task: Task;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+export class TaskManager {
+  readonly threads: number;
+  readonly queueLimit: number;
+  private readonly queue: Task[] = [];
+  private readonly running = new Map<string, Running>();
+  private readonly sink: ResultSink;
+  private readonly bucket: TokenBucket | undefined;
+  private readonly allowPrivate: boolean;
+  private readonly now: () => number;
+  private readonly sweepTimer: NodeJS.Timeout;
+  private accepting = true;
+  private idleWaiters: (() => void)[] = [];
+  /** Highest simultaneous running/queued counts seen (for tests and monitoring). */
+  readonly peak = { running: 0, queued: 0 };
+
+  constructor(private readonly opts: TaskManagerOptions & TaskManagerExtraOptions) {
+    this.threads = positiveInt(opts.threads ?? 5, 'threads');
+    this.queueLimit = nonNegativeInt(opts.queue ?? 5, 'queue');
+    this.sink = opts.sink;
+    this.allowPrivate = opts.allowPrivate ?? false;
+    this.now = opts.now ?? Date.now;
+    this.bucket = opts.maxBandwidth !== undefined ? new TokenBucket(opts.maxBandwidth) : undefined;
+    if (opts.lowPriority !== false) {
+      try {
+        setPriority(osConstants.priority.PRIORITY_LOW);
+      } catch {
+        // best effort: not permitted or not supported
+      }
+    }
+    this.sweepTimer = setInterval(() => this.sweep(), opts.sweepMs ?? 1000);
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Offers a task. It is validated again here (an invalid task throws
+   * TaskValidationError and is never run); 'full' when every thread is busy
+   * and the queue is full, or the manager is draining.
+   */
+  submit(task: Task): 'accepted' | 'full' {
+    const t = parseTask(task);
+    if (!this.accepting) return 'full';
+    if (this.running.has(t.id) || this.queue.some((q) => q.id === t.id)) return 'accepted'; // duplicate delivery
+    if (this.running.size < this.threads) {
+      this.start(t);
+      return 'accepted';
+    }
+    if (this.queue.length >= this.queueLimit) return 'full';
+    this.queue.push(t);
+    this.peak.queued = Math.max(this.peak.queued, this.queue.length);
+    return 'accepted';
+  }
+
+  load(): TaskLoad {
+    const running = this.running.size;
+    const queued = this.queue.length;
+    const free = this.accepting ? this.threads - running + (this.queueLimit - queued) : 0;
+    return { running, queued, free: Math.max(0, free) };
+  }
+
+  /** Resolves when nothing is running or queued. */
+  idle(): Promise<void> {
+    if (this.running.size === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Graceful shutdown: stop accepting, abort running tasks, return running + queued tasks for migration. */
+  async drain(): Promise<Task[]> {
+    this.accepting = false;
+    const queued = this.queue.splice(0);
+    const running = [...this.running.values()];
+    for (const r of running) r.abort.abort();
+    await Promise.all(running.map((r) => r.done));
+    return [...running.map((r) => r.task), ...queued];
+  }
+
+  /** Stops everything: like drain(), but the tasks are dropped. */
+  async close(): Promise<void> {
+    await this.drain();
+    clearInterval(this.sweepTimer);
+  }
+
+  private start(task: Task): void {
+    const abort = new AbortController();
+    const entry: Running = { task, abort, done: Promise.resolve() };
+    this.running.set(task.id, entry);
+    this.peak.running = Math.max(this.peak.running, this.running.size);
+    entry.done = runTask(task, this.sink, { ...this.opts.thread, signal: abort.signal, allowPrivate: this.allowPrivate, ...(this.bucket ? { bandwidth: this.bucket } : {}) })
+      .then((outcome) => this.opts.onTaskEnd?.(task, outcome))
+      .catch((err: unknown) => this.opts.onError?.(err, task))
+      .finally(() => {
+        this.running.delete(task.id);
+        this.next();
+      });
+  }
+
+  /** A finished thread takes the next task that is not overdue. */
+  private next(): void {
+    while (this.accepting && this.running.size < this.threads && this.queue.length > 0) {
+      const t = this.queue.shift() as Task;
+      if (t.deadline <= this.now()) this.cancel(t);
+      else this.start(t);
+    }
+    if (this.running.size === 0 && this.queue.length === 0) {
+      const w = this.idleWaiters.splice(0);
+      for (const f of w) f();
+    }
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const t = this.queue[i] as Task;
+      if (t.deadline <= now) {
+        this.queue.splice(i, 1);
+        this.cancel(t);
+      }
+    }
+    this.next();
+  }
+
+  /** Reports an overdue task as cancelled. */
+  private cancel(task: Task): void {
+    const now = this.now();
+    const reason = 'deadline passed while queued';
+    const result: TaskResult = {
+      taskId: task.id,
+      channel: task.scope,
+      part: 0,
+      final: true,
+      status: 'cancelled',
+      reason,
+      startedAt: now,
+      finishedAt: now,
+      pages: [],
+      validators: [],
+      newDigests: [],
+      interSiteUrls: [],
+      outcomes: {},
+      errors: [],
+      stats: {
+        pagesFetched: 0,
+        pagesChanged: 0,
+        pagesUnchanged: 0,
+        pagesNotModified: 0,
+        pagesFailed: 0,
+        requests: 0,
+        bytes: 0,
+        downloadMs: 0,
+        rttMs: null,
+        crawlDelayMs: 0,
+        urlsDiscovered: 0,
+        urlsSpilled: 0,
+      },
+    };
+    this.opts.onTaskEnd?.(task, { status: 'cancelled', reason });
+    this.sink.upload(result).catch((err: unknown) => this.opts.onError?.(err, task));
+  }
+}
+
+function positiveInt(n: number, name: string): number {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`${name} must be a positive integer, got ${n}`);
+  return n;
+}
+function nonNegativeInt(n: number, name: string): number {
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer, got ${n}`);
+  return n;
+}
