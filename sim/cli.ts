@@ -1,9 +1,112 @@
 // `sim`: the discrete-event simulator that replays the paper's experiments.
+import { existsSync, statSync } from 'node:fs';
+import { Option } from 'commander';
+import { SingleBar } from 'cli-progress';
 import { createProgram, runProgram } from '../src/cli.js';
+import type { StrategyName } from '../src/recrawl/index.js';
+import { STRATEGIES } from '../src/recrawl/index.js';
+import { jsonSummary, markdown, writeOut } from './report.js';
+import { runScenario } from './run.js';
 
 const program = createProgram(
   'sim',
   "volcrawl simulator: replay the paper's rec/ruc experiments on measured latency data",
 );
+
+function intArg(name: string, min: number, max: number) {
+  return (v: string): number => {
+    if (!/^-?\d+$/.test(v.trim())) throw new Error(`--${name} must be an integer, got '${v}'`);
+    const n = Number(v);
+    if (n < min || n > max) throw new Error(`--${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+}
+
+function numArg(name: string, min: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min) throw new Error(`--${name} must be a number >= ${min}, got '${v}'`);
+    return n;
+  };
+}
+
+interface RunFlags {
+  scenario: 'rec' | 'ruc';
+  steps?: number;
+  seed: number;
+  strategy: StrategyName | 'all';
+  routing: 'coord' | 'hash';
+  latency?: string;
+  out?: string;
+  quick?: boolean;
+  json?: boolean;
+  rateCap?: number;
+  minInterval?: number;
+  encourage?: number;
+}
+
+program
+  .command('run')
+  .description('simulate the rec (16000 hosts, 1400 crawlers) or ruc (2800 crawlers) scenario of the paper (§4)')
+  .addOption(new Option('--scenario <name>', 'scenario').choices(['rec', 'ruc']).default('rec'))
+  .option('--steps <n>', 'one-minute steps to simulate (default 90000, 10000 with --quick)', intArg('steps', 1, 10_000_000))
+  .option('--seed <n>', 'seed of every random stream', intArg('seed', 0, 2 ** 31 - 1), 1)
+  .addOption(new Option('--strategy <name>', 'recrawl strategy').choices([...STRATEGIES, 'all']).default('all'))
+  .addOption(new Option('--routing <mode>', 'task routing: nearest crawler in coordinates, or hash of the host').choices(['coord', 'hash']).default('coord'))
+  .option('--latency <file>', 'latency matrix (ms matrix, King matrix in µs, or p2psim E2EGraph); default: the shipped PlanetLab 490-node data')
+  .option('--out <dir>', 'write report.json, summary.json, tables.md, timeseries.csv and SVG figures here')
+  .option('--quick', 'small preset (2000 hosts, 1/8 of the crawlers, 10000 steps) for tests and demos')
+  .option('--json', 'print one JSON object instead of Markdown tables')
+  .option('--rate-cap <x>', 'cap each channel at x times its change frequency (off by default)', numArg('rate-cap', 0.000001))
+  .option('--min-interval <min>', 'floor on any recrawl interval in minutes (default 5)', numArg('min-interval', 0))
+  .option('--encourage <delta>', 'encourage rate δ in (0, 1] (default 0.6)', numArg('encourage', 0.000001))
+  .action(async (flags: RunFlags) => {
+    if (flags.latency !== undefined) {
+      if (!existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);
+      if (!statSync(flags.latency).isFile()) throw new Error(`latency path is not a file: ${flags.latency}`);
+    }
+    if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) {
+      throw new Error(`--out must be a directory, ${flags.out} is a file`);
+    }
+    if (flags.encourage !== undefined && flags.encourage > 1) throw new Error(`--encourage must be in (0, 1], got ${flags.encourage}`);
+    const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
+    const recrawl: Record<string, number> = {};
+    if (flags.rateCap !== undefined) recrawl.rateCap = flags.rateCap;
+    if (flags.minInterval !== undefined) recrawl.minInterval = flags.minInterval;
+    if (flags.encourage !== undefined) recrawl.encourageRate = flags.encourage;
+
+    const bar = process.stderr.isTTY ? new SingleBar({ format: 'sim {strategy} [{bar}] {percentage}% | {duration}s', stream: process.stderr, hideCursor: true }) : null;
+    let current = '';
+    const report = runScenario({
+      scenario: flags.scenario,
+      strategies,
+      routing: flags.routing,
+      seed: flags.seed,
+      steps: flags.steps,
+      quick: flags.quick ?? false,
+      latencyPath: flags.latency,
+      recrawl,
+      onProgress: bar
+        ? (s, f) => {
+            if (s !== current) {
+              if (current !== '') bar.stop();
+              current = s;
+              bar.start(100, 0, { strategy: s });
+            }
+            bar.update(Math.round(f * 100), { strategy: s });
+          }
+        : undefined,
+    });
+    if (bar && current !== '') {
+      bar.update(100);
+      bar.stop();
+    }
+    if (flags.out !== undefined) {
+      const files = await writeOut(flags.out, report);
+      if (!flags.json) process.stderr.write(`wrote ${files.length} files to ${flags.out}\n`);
+    }
+    if (flags.json) process.stdout.write(JSON.stringify(jsonSummary(report)) + '\n');
+    else process.stdout.write(markdown(report) + '\n');
+  });
 
 await runProgram(program);

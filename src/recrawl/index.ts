@@ -40,13 +40,13 @@ export interface RecrawlOptions {
 
 export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   strategy: 'iir',
-  encourageRate: 0.9,
+  encourageRate: 0.6,
   smallestMultiple: 1.25,
   biggestMultiple: 4,
   historyLength: 5,
   triggerFraction: 0.5,
   triggerUpdates: 5,
-  maxRoundGap: 1440,
+  maxRoundGap: null,
   rateCap: null,
   minInterval: 5,
   maxInterval: null,
@@ -254,13 +254,24 @@ export function historyInterval(c: ChannelRecord, windowStart: number, now: numb
 }
 
 /** Update rate and mean download time of a channel from its last L updates.
- * rate = n / (now − oldest kept update); meanDownload = mean of the kept download times. */
-export function channelHistory(c: ChannelRecord, now: number): { rate: number; meanDownload: number | null } {
+ * rate = n / (now − oldest kept update + one mean gap), where the mean gap is taken
+ * between the kept updates (or is the channel's current interval when only one is
+ * kept): the extra gap accounts for the time before the oldest kept update, so a
+ * channel updated just now is not credited with an absurd rate.
+ * meanDownload = mean of the kept download times. */
+export function channelHistory(
+  c: ChannelRecord,
+  now: number,
+  currentInterval: number,
+): { rate: number; meanDownload: number | null } {
   const n = c.updateTimes.length;
   if (n === 0) return { rate: 0, meanDownload: null };
   let s = 0;
   for (const d of c.downloadTimes) s += d;
-  const span = now - c.updateTimes[0]!;
+  const first = c.updateTimes[0]!;
+  const last = c.updateTimes[n - 1]!;
+  const gap = n >= 2 ? (last - first) / (n - 1) : currentInterval;
+  const span = now - first + gap;
   return { rate: span > 0 ? n / span : 0, meanDownload: s / n };
 }
 
@@ -395,7 +406,7 @@ export function reassignICR(state: RecrawlState, now: number): RoundReport {
     members[c.group]! += 1;
     sub += c.subCount;
     suc += c.sucCount;
-    const h = channelHistory(c, now);
+    const h = channelHistory(c, now, state.groups[c.group]!.interval);
     if (h.meanDownload !== null) {
       tSum[c.group]! += h.meanDownload;
       tKnown[c.group]! += 1;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   assignGroups,
+  channelHistory,
   channelInterval,
   checkPriorities,
   createRecrawlState,
@@ -137,18 +138,26 @@ describe('ICR', () => {
     expect(s.deltaT).toBe(10);
     expect(s.omegas).toEqual([2, 2]);
     for (let ch = 0; ch < 4; ch++) submits(s, ch, 2);
-    recordSuccess(s, 0, 0, 1);
-    recordSuccess(s, 1, 0, 1);
-    recordSuccess(s, 2, 0, 2);
-    recordSuccess(s, 3, 0, 4);
-    // λ = 1/100 each → load 0.01 + 0.01 + 0.02 + 0.04 = 0.08; θ = 4 / (10 × 0.08) = 5;
-    // success 4/8 > 0 → θ × 0.5 = 2.5 → intervals 25, 50, 100.
+    const dl = [1, 1, 2, 4];
+    for (let ch = 0; ch < 4; ch++) {
+      recordSuccess(s, ch, 0, dl[ch]!);
+      recordSuccess(s, ch, 50, dl[ch]!);
+    }
+    // Two updates 50 apart, now = 100: λ = 2 / (100 − 0 + 50) = 1/75 per channel;
+    // load = (1 + 1 + 2 + 4) / 75 = 8/75; θ = 4 / (10 × 8/75) = 3.75;
+    // success 8/8 > 0 → θ × 0.5 = 1.875 → intervals 18.75, 37.5, 75.
     const r = reassign(s, 100)!;
-    expect(r.observedLoad).toBeCloseTo(0.08, 12);
-    expect(r.theta).toBeCloseTo(2.5, 12);
-    expect(r.intervals[0]).toBeCloseTo(25, 10);
-    expect(r.intervals[1]).toBeCloseTo(50, 10);
-    expect(r.intervals[2]).toBeCloseTo(100, 10);
+    expect(r.observedLoad).toBeCloseTo(8 / 75, 12);
+    expect(r.theta).toBeCloseTo(1.875, 12);
+    expect(r.intervals[0]).toBeCloseTo(18.75, 10);
+    expect(r.intervals[1]).toBeCloseTo(37.5, 10);
+    expect(r.intervals[2]).toBeCloseTo(75, 10);
+  });
+
+  it('credits a single recent update with one current interval of exposure', () => {
+    const s = createRecrawlState([{ changeInterval: 10, group: 0 }], { strategy: 'icr' });
+    recordSuccess(s, 0, 99, 1);
+    expect(channelHistory(s.channels[0]!, 100, 10).rate).toBeCloseTo(1 / 11, 12);
   });
 
   it('keeps only the last L updates', () => {

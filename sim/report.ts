@@ -1,0 +1,214 @@
+// Reporting: Markdown tables for the terminal, the --json summary, and the --out
+// directory (full JSON, CSV time series, SVG figures rendered headless by vega).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vega from 'vega';
+import * as vl from 'vega-lite';
+import type { StrategyName } from '../src/recrawl/index.js';
+import type { StrategyResult } from './engine.js';
+import type { ScenarioReport } from './run.js';
+
+const ORDER: StrategyName[] = ['fixed', 'iir', 'icr'];
+
+function present(r: ScenarioReport): [StrategyName, StrategyResult][] {
+  return ORDER.filter((s) => r.strategies[s] !== undefined).map((s) => [s, r.strategies[s]!]);
+}
+
+function fmt(x: number, digits = 2): string {
+  if (!Number.isFinite(x)) return String(x);
+  return x.toFixed(digits);
+}
+
+function sci(x: number): string {
+  return `${(x / 1e6).toFixed(3)}E6`;
+}
+
+function table(head: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** Paper rank label for our group g (group 0 = paper rank K-1). */
+export function paperRank(g: number, k: number): number {
+  return k - 1 - g;
+}
+
+export function markdown(r: ScenarioReport): string {
+  const ss = present(r);
+  const names = ss.map(([s]) => s.toUpperCase());
+  const k = r.world.groupSizes.length;
+  const out: string[] = [];
+  out.push(
+    `## sim run --scenario ${r.scenario} (routing ${r.routing}, seed ${r.seed}, ${r.steps} steps${r.quick ? ', quick' : ''})`,
+    '',
+    `${r.world.hosts} hosts from ${r.world.hostOrigins} origins, ${r.world.crawlers} crawlers from ${r.world.crawlerOrigins} origins, ` +
+      `latency ${r.latencySource} (${r.world.baseNodes} nodes). Channels per group (60→960 min): ${r.world.groupSizes.join(', ')}.`,
+    '',
+    `### Tasks and mean recrawl interval per rank (paper Table ${r.scenario === 'rec' ? 1 : 3})`,
+    '',
+  );
+  const rows: string[][] = [];
+  for (let g = 0; g < k; g++) {
+    rows.push([
+      String(paperRank(g, k)),
+      String(r.world.groupSizes[g]),
+      ...ss.map(([, s]) => sci(s.tasksByRank[g]!)),
+      ...ss.map(([, s]) => fmt(s.intervalByRank[g]!, 0)),
+    ]);
+  }
+  rows.push([
+    'Total',
+    String(r.world.hosts),
+    ...ss.map(([, s]) => sci(s.tasksTotal)),
+    ...ss.map(([, s]) => `mean ${fmt(s.intervalByRank.reduce((a, b) => a + b, 0) / k, 0)}`),
+  ]);
+  out.push(table(['Rank', 'channels', ...names.map((n) => `${n} tasks`), ...names.map((n) => `${n} interval`)], rows), '');
+  out.push(`### Update quality, formula (5) (paper Table ${r.scenario === 'rec' ? 2 : 4})`, '');
+  out.push(
+    table(
+      ['', ...names.map((n) => `${n} (w)`), ...names],
+      [['Update quality', ...ss.map(([, s]) => fmt(s.updateQualityWeighted, 4)), ...ss.map(([, s]) => fmt(s.updateQuality, 4))]],
+    ),
+    '',
+  );
+  out.push('### System', '');
+  const metric = (label: string, f: (s: StrategyResult) => string): string[] => [label, ...ss.map(([, s]) => f(s))];
+  out.push(
+    table(
+      ['', ...names],
+      [
+        metric('task success rate', (s) => fmt(s.successRate, 3)),
+        metric('completed / failed / cancelled / lost / pending', (s) => {
+          const o = s.outcomes;
+          return `${o.completed} / ${o.failed} / ${o.cancelled} / ${o.lost} / ${o.pendingAtEnd}`;
+        }),
+        metric('mean queued tasks per online crawler', (s) => fmt(s.meanQueuedPerCrawler, 2)),
+        metric('mean online crawlers', (s) => fmt(s.meanOnline, 0)),
+        metric('mean throughput (Mbit/s)', (s) => fmt(s.meanThroughput, 1)),
+        metric('task migrations', (s) => String(s.migrations)),
+        metric('forwards (full queue)', (s) => String(s.forwards)),
+        metric('mean task RTT (ms)', (s) => fmt(s.meanTaskRttMs, 1)),
+        metric('mean download time (min)', (s) => fmt(s.meanDownloadMinutes, 1)),
+        metric('load imbalance (max−mean)/mean pages', (s) => fmt(s.loadImbalance, 2)),
+        metric('freshness (all channels)', (s) => fmt(s.freshness, 3)),
+        metric('reassignment rounds', (s) => String(s.reassignments)),
+        metric('events', (s) => String(s.events)),
+        metric('wall (s)', (s) => fmt(s.wallSeconds, 1)),
+      ],
+    ),
+    '',
+  );
+  out.push('### Freshness and mean age (min) per rank, against the simulated Poisson changes', '');
+  const frows: string[][] = [];
+  for (let g = 0; g < k; g++) {
+    frows.push([
+      String(paperRank(g, k)),
+      ...ss.map(([, s]) => fmt(s.freshnessByRank[g]!, 3)),
+      ...ss.map(([, s]) => fmt(s.ageByRank[g]!, 0)),
+    ]);
+  }
+  out.push(table(['Rank', ...names.map((n) => `${n} freshness`), ...names.map((n) => `${n} age`)], frows), '');
+  out.push(`wall ${fmt(r.wallSeconds, 1)} s, ${fmt(r.eventsPerSec / 1e6, 2)} M events/s`, '');
+  return out.join('\n');
+}
+
+export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
+  const strategies: Record<string, unknown> = {};
+  for (const [name, s] of present(r)) {
+    strategies[name] = {
+      tasksTotal: s.tasksTotal,
+      tasksByRank: s.tasksByRank,
+      intervalByRank: s.intervalByRank,
+      updateQualityWeighted: s.updateQualityWeighted,
+      updateQuality: s.updateQuality,
+      successRate: s.successRate,
+      meanQueuedPerCrawler: s.meanQueuedPerCrawler,
+      meanThroughput: s.meanThroughput,
+      meanTaskRttMs: s.meanTaskRttMs,
+      outcomes: s.outcomes,
+      migrations: s.migrations,
+      loadImbalance: s.loadImbalance,
+      freshnessByRank: s.freshnessByRank,
+      ageByRank: s.ageByRank,
+      events: s.events,
+      wallSeconds: s.wallSeconds,
+    };
+  }
+  return {
+    scenario: r.scenario,
+    routing: r.routing,
+    seed: r.seed,
+    steps: r.steps,
+    rankOrder: 'index 0 = 60-minute group (paper rank 4) ... index 4 = 960-minute group (paper rank 0)',
+    strategies,
+    wallSeconds: r.wallSeconds,
+    eventsPerSec: r.eventsPerSec,
+  };
+}
+
+export function timeSeriesCsv(r: ScenarioReport): string {
+  const k = r.world.groupSizes.length;
+  const head = ['strategy', 't', 'online', 'queued', 'running', 'throughput_mbps', 'completed'];
+  for (let g = 0; g < k; g++) head.push(`interval_rank${paperRank(g, k)}`);
+  const lines = [head.join(',')];
+  for (const [name, s] of present(r)) {
+    for (const x of s.samples) {
+      lines.push([name, x.t, x.online, x.queued, x.running, x.throughputMbps.toFixed(3), x.completed, ...x.intervals.map((v) => v.toFixed(2))].join(','));
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
+  const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
+  const svg = await view.toSVG();
+  view.finalize();
+  return svg;
+}
+
+function lineSpec(title: string, values: Record<string, unknown>[], y: string, yTitle: string): vl.TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    width: 520,
+    height: 260,
+    data: { values },
+    mark: { type: 'line', strokeWidth: 1.2 },
+    encoding: {
+      x: { field: 't', type: 'quantitative', title: 'step (minutes)' },
+      y: { field: y, type: 'quantitative', title: yTitle },
+      color: { field: 'strategy', type: 'nominal' },
+    },
+  } as vl.TopLevelSpec;
+}
+
+export async function writeOut(dir: string, r: ScenarioReport): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const files: string[] = [];
+  const put = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    files.push(join(dir, name));
+  };
+  put('report.json', JSON.stringify(r, null, 1) + '\n');
+  put('summary.json', JSON.stringify(jsonSummary(r), null, 2) + '\n');
+  put('tables.md', markdown(r));
+  put('timeseries.csv', timeSeriesCsv(r));
+  const k = r.world.groupSizes.length;
+  const values: Record<string, unknown>[] = [];
+  const ivs: Record<string, unknown>[] = [];
+  for (const [name, s] of present(r)) {
+    for (const x of s.samples) {
+      values.push({ strategy: name.toUpperCase(), t: x.t, queued: x.queued, throughput: x.throughputMbps, online: x.online });
+      x.intervals.forEach((v, g) => ivs.push({ strategy: `${name.toUpperCase()} rank ${paperRank(g, k)}`, t: x.t, interval: v }));
+    }
+  }
+  const fig = r.scenario === 'rec' ? 4 : 5;
+  put('queued.svg', await renderSvg(lineSpec(`Queued tasks (Fig. ${fig} left), ${r.scenario}`, values, 'queued', 'queued tasks')));
+  put(
+    'throughput.svg',
+    await renderSvg(lineSpec(`System throughput (Fig. ${fig} right), ${r.scenario}`, values, 'throughput', 'Mbit/s (100-step windows)')),
+  );
+  put('online.svg', await renderSvg(lineSpec(`Online crawlers, ${r.scenario}`, values, 'online', 'crawlers')));
+  put('intervals.svg', await renderSvg(lineSpec(`Recrawl interval per rank, ${r.scenario}`, ivs, 'interval', 'minutes')));
+  return files;
+}

@@ -1,0 +1,122 @@
+// Runs one scenario: builds the world once and simulates each requested strategy on it.
+import type { LatencyMatrix } from '../src/coords/index.js';
+import { loadDefaultLatency, loadLatencyFile } from '../src/coords/index.js';
+import type { RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
+import { STRATEGIES } from '../src/recrawl/index.js';
+import type { Routing, StrategyResult } from './engine.js';
+import { simulate } from './engine.js';
+import type { ScenarioConfig, ScenarioName, World } from './world.js';
+import { buildWorld, scenarioConfig } from './world.js';
+
+export interface RunParams {
+  scenario: ScenarioName;
+  strategies: StrategyName[];
+  routing: Routing;
+  seed: number;
+  steps?: number;
+  quick?: boolean;
+  latencyPath?: string;
+  recrawl?: Partial<RecrawlOptions>;
+  config?: Partial<ScenarioConfig>;
+  onProgress?: (strategy: StrategyName, fraction: number) => void;
+}
+
+export interface ScenarioReport {
+  scenario: ScenarioName;
+  routing: Routing;
+  seed: number;
+  steps: number;
+  quick: boolean;
+  latencySource: string;
+  world: {
+    baseNodes: number;
+    hostOrigins: number;
+    crawlerOrigins: number;
+    hosts: number;
+    crawlers: number;
+    groupSizes: number[];
+    meanPages: number;
+    meanPageKb: number;
+    bandwidthShares: number[];
+    buildSeconds: number;
+  };
+  strategies: Partial<Record<StrategyName, StrategyResult>>;
+  wallSeconds: number;
+  events: number;
+  eventsPerSec: number;
+}
+
+export function loadLatency(path?: string): LatencyMatrix {
+  if (path === undefined) return loadDefaultLatency();
+  try {
+    return loadLatencyFile(path);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new Error(`cannot use latency file ${path}: ${msg}`, { cause: err });
+  }
+}
+
+export function summariseWorld(w: World, buildSeconds: number): ScenarioReport['world'] {
+  const K = w.config.changeIntervals.length;
+  const groupSizes = new Array<number>(K).fill(0);
+  let pages = 0;
+  let bytes = 0;
+  for (let h = 0; h < w.config.hosts; h++) {
+    groupSizes[w.group[h]!]! += 1;
+    pages += w.pages[h]!;
+    bytes += w.bytes[h]!;
+  }
+  const levels = new Array<number>(w.config.bandwidthsKbps.length).fill(0);
+  for (let c = 0; c < w.config.crawlers; c++) levels[w.bandwidthLevel[c]!]! += 1 / w.config.crawlers;
+  return {
+    baseNodes: w.latency.n,
+    hostOrigins: w.hostOrigins.length,
+    crawlerOrigins: w.crawlerOrigins.length,
+    hosts: w.config.hosts,
+    crawlers: w.config.crawlers,
+    groupSizes,
+    meanPages: pages / w.config.hosts,
+    meanPageKb: bytes / pages / 1024,
+    bandwidthShares: levels,
+    buildSeconds,
+  };
+}
+
+export function runScenario(p: RunParams): ScenarioReport {
+  const t0 = performance.now();
+  const latency = loadLatency(p.latencyPath);
+  const cfg = { ...scenarioConfig(p.scenario, p.quick ?? false), ...p.config };
+  if (p.steps !== undefined) cfg.steps = p.steps;
+  const world = buildWorld(latency, cfg, p.seed);
+  const buildSeconds = (performance.now() - t0) / 1000;
+  const strategies: Partial<Record<StrategyName, StrategyResult>> = {};
+  let events = 0;
+  let simSeconds = 0;
+  for (const s of STRATEGIES) {
+    if (!p.strategies.includes(s)) continue;
+    const r = simulate(world, {
+      strategy: s,
+      routing: p.routing,
+      steps: cfg.steps,
+      recrawl: p.recrawl,
+      onProgress: p.onProgress ? (f) => p.onProgress!(s, f) : undefined,
+    });
+    strategies[s] = r;
+    events += r.events;
+    simSeconds += r.wallSeconds;
+  }
+  const wallSeconds = (performance.now() - t0) / 1000;
+  return {
+    scenario: p.scenario,
+    routing: p.routing,
+    seed: p.seed,
+    steps: cfg.steps,
+    quick: p.quick ?? false,
+    latencySource: latency.source,
+    world: summariseWorld(world, buildSeconds),
+    strategies,
+    wallSeconds,
+    events,
+    eventsPerSec: simSeconds > 0 ? events / simSeconds : 0,
+  };
+}
