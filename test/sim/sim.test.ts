@@ -1,0 +1,189 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { LatencyMatrix } from '../../src/coords/index.js';
+import { createRng, uniform } from '../../src/rng.js';
+import type { StrategyResult } from '../../sim/engine.js';
+import { simulate } from '../../sim/engine.js';
+import { EventQueue } from '../../sim/heap.js';
+import { CoordIndex, HashRing } from '../../sim/spatial.js';
+import type { ScenarioConfig } from '../../sim/world.js';
+import { buildWorld, hostCrawlerRtt, scenarioConfig } from '../../sim/world.js';
+
+/** A small synthetic latency matrix: points in a plane, RTT = distance + 5 ms. */
+function syntheticLatency(n: number, seed: number): LatencyMatrix {
+  const rng = createRng(seed);
+  const xs = Array.from({ length: n }, () => [uniform(rng, 0, 200), uniform(rng, 0, 200)] as const);
+  const rtt = new Float64Array(n * n);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) rtt[i * n + j] = i === j ? 0 : Math.hypot(xs[i]![0] - xs[j]![0], xs[i]![1] - xs[j]![1]) + 5;
+  return { n, rtt, source: 'synthetic' };
+}
+
+function smallConfig(over: Partial<ScenarioConfig> = {}): ScenarioConfig {
+  return { ...scenarioConfig('rec', true), hosts: 400, crawlers: 24, steps: 4000, embedRounds: 200, ...over };
+}
+
+function comparable(r: StrategyResult): Omit<StrategyResult, 'wallSeconds'> {
+  const { wallSeconds: _w, ...rest } = r;
+  return rest;
+}
+
+describe('event queue', () => {
+  it('pops in time order, ties in insertion order', () => {
+    const q = new EventQueue(2);
+    const rng = createRng(3);
+    const times: number[] = [];
+    for (let i = 0; i < 500; i++) {
+      const t = Math.floor(uniform(rng, 0, 50));
+      times.push(t);
+      q.push(t, i, i * 2);
+    }
+    const out: [number, number][] = [];
+    while (q.size > 0) {
+      const t = q.peekTime();
+      expect(q.peekExtra()).toBeGreaterThanOrEqual(0);
+      out.push([t, q.pop()]);
+    }
+    const expected = times.map((t, i) => [t, i] as [number, number]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    expect(out).toEqual(expected);
+  });
+});
+
+describe('routing indexes', () => {
+  const world = buildWorld(syntheticLatency(40, 1), smallConfig(), 7);
+  it('grid nearest equals a brute-force scan over the online crawlers', () => {
+    const idx = new CoordIndex(world.crawlerVec, world.crawlerHeight, world.hostVec, world.hostHeight, world.dims, 4);
+    const online: number[] = [];
+    for (let c = 0; c < world.config.crawlers; c++) if (c % 3 !== 0) {
+      idx.add(c);
+      online.push(c);
+    }
+    const out = new Int32Array(64);
+    for (let h = 0; h < world.config.hosts; h += 7) {
+      const m = idx.nearest(h, 5, out);
+      const d = (c: number) => {
+        let s = 0;
+        for (let k = 0; k < world.dims; k++) s += (world.hostVec[h * world.dims + k]! - world.crawlerVec[c * world.dims + k]!) ** 2;
+        return Math.sqrt(s) + world.crawlerHeight[c]!;
+      };
+      const brute = online.slice().sort((a, b) => d(a) - d(b) || a - b).slice(0, 5);
+      expect(m).toBe(5);
+      expect(Array.from(out.subarray(0, m)).map(d)).toEqual(brute.map(d));
+    }
+  });
+  it('hash ring skips offline crawlers', () => {
+    const ring = new HashRing(10, 5, 1);
+    const out = new Int32Array(10);
+    expect(ring.nearest(0, 3, out)).toBe(0);
+    ring.add(4);
+    expect(ring.nearest(0, 3, out)).toBe(1);
+    expect(out[0]).toBe(4);
+  });
+  it('host–crawler RTT follows the measured origin RTT scaled by the replica offsets', () => {
+    const rtt = hostCrawlerRtt(world, 0, 0);
+    const m = world.latency.rtt[world.hostOrigin[0]! * world.latency.n + world.crawlerOrigin[0]!]!;
+    expect(rtt).toBeGreaterThan(0);
+    expect(rtt / m).toBeGreaterThan(0.3);
+    expect(rtt / m).toBeLessThan(3);
+  });
+});
+
+describe('simulator invariants', () => {
+  const world = buildWorld(syntheticLatency(40, 2), smallConfig(), 11);
+  for (const strategy of ['fixed', 'iir', 'icr'] as const) {
+    it(`${strategy}: every task ends exactly once, limits hold`, () => {
+      const r = simulate(world, { strategy, routing: 'coord', steps: world.config.steps });
+      const o = r.outcomes;
+      expect(o.completed + o.failed + o.cancelled + o.lost + o.pendingAtEnd).toBe(r.tasksTotal);
+      expect(r.tasksByRank.reduce((a, b) => a + b, 0)).toBe(r.tasksTotal);
+      expect(r.completedByRank.reduce((a, b) => a + b, 0)).toBe(o.completed);
+      expect(r.maxRunningSeen).toBeLessThanOrEqual(world.config.threads);
+      expect(r.maxQueueSeen).toBeLessThanOrEqual(world.config.queue);
+      for (const s of r.samples) {
+        expect(s.running).toBeLessThanOrEqual(s.online * world.config.threads);
+        expect(s.queued).toBeLessThanOrEqual(s.online * world.config.queue);
+      }
+      expect(r.freshness).toBeGreaterThan(0);
+      expect(r.freshness).toBeLessThanOrEqual(1);
+    });
+  }
+  it('same seed, same output; another seed, another output', () => {
+    const a = simulate(world, { strategy: 'icr', routing: 'coord', steps: 3000 });
+    const b = simulate(world, { strategy: 'icr', routing: 'coord', steps: 3000 });
+    expect(comparable(a)).toEqual(comparable(b));
+    const other = buildWorld(syntheticLatency(40, 2), smallConfig(), 12);
+    const c = simulate(other, { strategy: 'icr', routing: 'coord', steps: 3000 });
+    expect(c.tasksTotal).not.toBe(a.tasksTotal);
+  });
+  it('hash routing works and gives longer task RTTs than coordinate routing', () => {
+    const coord = simulate(world, { strategy: 'fixed', routing: 'coord', steps: 3000 });
+    const hash = simulate(world, { strategy: 'fixed', routing: 'hash', steps: 3000 });
+    const o = hash.outcomes;
+    expect(o.completed + o.failed + o.cancelled + o.lost + o.pendingAtEnd).toBe(hash.tasksTotal);
+    expect(hash.meanTaskRttMs).toBeGreaterThan(coord.meanTaskRttMs);
+  });
+});
+
+describe('overload', () => {
+  it('FIXED overloads few crawlers; IIR and ICR cut the task count', () => {
+    const world = buildWorld(syntheticLatency(40, 3), smallConfig({ crawlers: 12, steps: 8000 }), 5);
+    const fixed = simulate(world, { strategy: 'fixed', routing: 'coord', steps: 8000 });
+    const iir = simulate(world, { strategy: 'iir', routing: 'coord', steps: 8000 });
+    const icr = simulate(world, { strategy: 'icr', routing: 'coord', steps: 8000 });
+    expect(fixed.successRate).toBeLessThan(0.5);
+    expect(fixed.outcomes.failed + fixed.outcomes.cancelled).toBeGreaterThan(fixed.outcomes.completed);
+    expect(iir.tasksTotal).toBeLessThan(0.8 * fixed.tasksTotal);
+    expect(icr.tasksTotal).toBeLessThan(0.8 * fixed.tasksTotal);
+    expect(iir.successRate).toBeGreaterThan(fixed.successRate);
+    expect(icr.successRate).toBeGreaterThan(fixed.successRate);
+    expect(iir.reassignments).toBeGreaterThan(0);
+    expect(icr.reassignments).toBeGreaterThan(0);
+  });
+});
+
+describe('sim CLI', () => {
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/sim.js', ...args], { encoding: 'utf8', timeout: 120_000 });
+
+  it('rejects an unknown scenario', () => {
+    const r = cli('run', '--scenario', 'nope');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/scenario/);
+    expect(r.stderr).toMatch(/rec|ruc/);
+  });
+  it('rejects bad numbers and strategies', () => {
+    const a = cli('run', '--steps', 'abc');
+    expect(a.status).not.toBe(0);
+    expect(a.stderr).toMatch(/--steps must be an integer/);
+    const b = cli('run', '--strategy', 'magic');
+    expect(b.status).not.toBe(0);
+    expect(b.stderr).toMatch(/strategy/);
+    const c = cli('run', '--encourage', '2');
+    expect(c.status).not.toBe(0);
+    expect(c.stderr).toMatch(/--encourage must be in/);
+  });
+  it('rejects a missing or malformed latency file', () => {
+    const a = cli('run', '--quick', '--latency', '/nonexistent/latency.txt');
+    expect(a.status).toBe(1);
+    expect(a.stderr).toMatch(/latency file not found: \/nonexistent\/latency.txt/);
+    const dir = mkdtempSync(join(tmpdir(), 'simtest-'));
+    const bad = join(dir, 'bad.txt');
+    writeFileSync(bad, 'this is not\na latency matrix\n');
+    const b = cli('run', '--quick', '--latency', bad);
+    expect(b.status).toBe(1);
+    expect(b.stderr).toMatch(/cannot use latency file/);
+  });
+  it('runs --quick --json and writes --out files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'simout-'));
+    const r = cli('run', '--quick', '--steps', '1500', '--scenario', 'ruc', '--json', '--out', dir);
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout) as { scenario: string; strategies: Record<string, { tasksByRank: number[]; updateQualityWeighted: number }> };
+    expect(j.scenario).toBe('ruc');
+    expect(Object.keys(j.strategies)).toEqual(['fixed', 'iir', 'icr']);
+    expect(j.strategies.fixed!.tasksByRank).toHaveLength(5);
+    const files = readdirSync(dir);
+    for (const f of ['report.json', 'summary.json', 'tables.md', 'timeseries.csv', 'queued.svg', 'throughput.svg']) expect(files).toContain(f);
+  });
+});
