@@ -9,5 +9,6 @@ const program = createProgram(
 );
 
 registerJoin(program);
+(await import('./crawl-command.js')).registerCrawl(program);
 
 await runProgram(program);
