@@ -168,6 +168,8 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   const runSlots = new Int32Array(C * THREADS);
   const qLen = new Uint8Array(C);
   const qSlots = new Int32Array(C * QCAP);
+  /** Earliest deadline in each crawler's queue (Infinity when empty): purge is O(1) until then. */
+  const qMinDeadline = new Float64Array(C).fill(Infinity);
   const pagesBy = new Float64Array(C);
   let onlineCount = 0;
   let maxRunningSeen = 0;
@@ -229,10 +231,11 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   // ---- task placement
   /** Drops expired tasks from crawler c's queue (cancelled at their deadline). */
   function purge(c: number, t: number): void {
+    if (qMinDeadline[c]! >= t) return;
     const n = qLen[c]!;
-    if (n === 0) return;
     const base = c * QCAP;
     let w = 0;
+    let minD = Infinity;
     for (let i = 0; i < n; i++) {
       const s = qSlots[base + i]!;
       if (tDeadline[s]! < t) {
@@ -241,9 +244,11 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
         release(s);
       } else {
         qSlots[base + w++] = s;
+        if (tDeadline[s]! < minD) minD = tDeadline[s]!;
       }
     }
     qLen[c] = w;
+    qMinDeadline[c] = minD;
   }
 
   function startTask(s: number, c: number, t: number): void {
@@ -278,6 +283,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       if (n + 1 > maxQueueSeen) maxQueueSeen = n + 1;
       tState[s] = ST_QUEUED;
       tCrawler[s] = c;
+      if (tDeadline[s]! < qMinDeadline[c]!) qMinDeadline[c] = tDeadline[s]!;
       return true;
     }
     return false;
@@ -287,10 +293,10 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
    * least loaded of the forwardFanout nearest. Returns false if nobody can take it. */
   function route(s: number, t: number): boolean {
     const h = tChannel[s]!;
-    let m = router.nearest(h, 1, cand);
+    let m = router.nearest(h, 1, cand, 1);
     if (m === 0) return false;
     if (accept(s, cand[0]!, t)) return true;
-    m = router.nearest(h, cfg.forwardFanout, cand);
+    m = router.nearest(h, cfg.forwardFanout, cand, 2);
     let best = -1;
     let bestLoad = Infinity;
     for (let i = 1; i < m; i++) {
@@ -353,6 +359,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     for (let i = 0; i < qLen[c]!; i++) moving.push(qSlots[c * QCAP + i]!);
     running[c] = 0;
     qLen[c] = 0;
+    qMinDeadline[c] = Infinity;
     for (const s of moving) {
       // Invalidate the pending completion event of a running task.
       tGen[s] = (tGen[s]! + 1) | 0;

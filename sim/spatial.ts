@@ -6,8 +6,10 @@
 export interface Router {
   add(c: number): void;
   remove(c: number): void;
-  /** Writes up to k online crawlers for host h, best first, into out; returns the count. */
-  nearest(h: number, k: number, out: Int32Array): number;
+  /** Writes up to k online crawlers for host h, best first, into out; returns the
+   * count. Fewer than k (but at least `minimum` when that many are online) may be
+   * returned when only the host's precomputed neighbourhood is searched. */
+  nearest(h: number, k: number, out: Int32Array, minimum?: number): number;
 }
 
 export class CoordIndex implements Router {
@@ -105,7 +107,7 @@ export class CoordIndex implements Router {
   /** k nearest online crawlers to host h (k ≤ 64) by predicted RTT: the host's
    * precomputed list of its nearest crawlers (online or not) filtered by who is
    * online, falling back to the live grid when the list runs out. */
-  nearest(h: number, k: number, out: Int32Array): number {
+  nearest(h: number, k: number, out: Int32Array, minimum = k): number {
     const M = this.listLen;
     const base = h * M;
     const list = this.lists;
@@ -115,7 +117,7 @@ export class CoordIndex implements Router {
       const c = list[base + i]!;
       if (on[c]) out[m++] = c;
     }
-    if (m === k || this.onlineCount === m) return m;
+    if (m >= minimum || this.onlineCount === m) return m;
     return this.searchGrid(h, k, out);
   }
 

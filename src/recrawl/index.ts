@@ -254,11 +254,12 @@ export function historyInterval(c: ChannelRecord, windowStart: number, now: numb
 }
 
 /** Update rate and mean download time of a channel from its last L updates.
- * rate = n / (now − oldest kept update + one mean gap), where the mean gap is taken
+ * rate = n / (now − oldest kept update + half a mean gap). The mean gap is taken
  * between the kept updates (or is the channel's current interval when only one is
- * kept): the extra gap accounts for the time before the oldest kept update, so a
- * channel updated just now is not credited with an absurd rate.
- * meanDownload = mean of the kept download times. */
+ * kept). The half gap stands for the unseen time before the oldest kept update
+ * (on average half a gap for periodic updates), which makes the estimate unbiased
+ * for periodic updates and keeps a channel updated just now from being credited
+ * with an absurd rate. meanDownload = mean of the kept download times. */
 export function channelHistory(
   c: ChannelRecord,
   now: number,
@@ -271,7 +272,7 @@ export function channelHistory(
   const first = c.updateTimes[0]!;
   const last = c.updateTimes[n - 1]!;
   const gap = n >= 2 ? (last - first) / (n - 1) : currentInterval;
-  const span = now - first + gap;
+  const span = now - first + gap / 2;
   return { rate: span > 0 ? n / span : 0, meanDownload: s / n };
 }
 

@@ -143,21 +143,21 @@ describe('ICR', () => {
       recordSuccess(s, ch, 0, dl[ch]!);
       recordSuccess(s, ch, 50, dl[ch]!);
     }
-    // Two updates 50 apart, now = 100: λ = 2 / (100 − 0 + 50) = 1/75 per channel;
-    // load = (1 + 1 + 2 + 4) / 75 = 8/75; θ = 4 / (10 × 8/75) = 3.75;
-    // success 8/8 > 0 → θ × 0.5 = 1.875 → intervals 18.75, 37.5, 75.
+    // Two updates 50 apart, now = 100: λ = 2 / (100 − 0 + 50/2) = 0.016 per channel;
+    // load = (1 + 1 + 2 + 4) × 0.016 = 0.128; θ = 4 / (10 × 0.128) = 3.125;
+    // success 8/8 > 0 → θ × 0.5 = 1.5625 → intervals 15.625, 31.25, 62.5.
     const r = reassign(s, 100)!;
-    expect(r.observedLoad).toBeCloseTo(8 / 75, 12);
-    expect(r.theta).toBeCloseTo(1.875, 12);
-    expect(r.intervals[0]).toBeCloseTo(18.75, 10);
-    expect(r.intervals[1]).toBeCloseTo(37.5, 10);
-    expect(r.intervals[2]).toBeCloseTo(75, 10);
+    expect(r.observedLoad).toBeCloseTo(0.128, 12);
+    expect(r.theta).toBeCloseTo(1.5625, 12);
+    expect(r.intervals[0]).toBeCloseTo(15.625, 10);
+    expect(r.intervals[1]).toBeCloseTo(31.25, 10);
+    expect(r.intervals[2]).toBeCloseTo(62.5, 10);
   });
 
-  it('credits a single recent update with one current interval of exposure', () => {
+  it('credits a single recent update with half a current interval of extra exposure', () => {
     const s = createRecrawlState([{ changeInterval: 10, group: 0 }], { strategy: 'icr' });
     recordSuccess(s, 0, 99, 1);
-    expect(channelHistory(s.channels[0]!, 100, 10).rate).toBeCloseTo(1 / 11, 12);
+    expect(channelHistory(s.channels[0]!, 100, 10).rate).toBeCloseTo(1 / 6, 12);
   });
 
   it('keeps only the last L updates', () => {
