@@ -1,0 +1,300 @@
+// The scheduler core: which channels are due, in-process and without I/O, over
+// src/recrawl's state (the same FIXED/IIR/ICR code the simulator runs).
+//
+// Each channel has a slot in RecrawlState.channels. A channel is due when no
+// task of it is in flight and now ≥ last issue + its interval (its group's
+// interval, floored and rate-capped by src/recrawl's channelInterval), or, after
+// a failure, at its retry time. Time inside RecrawlState is in MINUTES (like the
+// simulator); the scheduler's API takes epoch milliseconds.
+//
+// Persistence: `record(id)` is the per-channel JSON the manager writes in the
+// same batch as the change; `meta()` is the rest of the state. Counters of a
+// record written in an earlier observation window (round) are read back as zero,
+// so a reassignment never has to rewrite every channel.
+import {
+  channelInterval,
+  createRecrawlState,
+  maybeReassign,
+  recordFailure,
+  recordSubmit,
+  recordSuccess,
+  type ChannelRecord,
+  type RecrawlOptions,
+  type RecrawlState,
+  type RoundReport,
+} from '../recrawl/index.js';
+
+export const MINUTE = 60_000;
+export const toMin = (ms: number): number => ms / MINUTE;
+
+/** The paper's group intervals θ_i (minutes), highest priority first. */
+export const DEFAULT_GROUP_INTERVALS: readonly number[] = [60, 120, 240, 480, 960];
+
+/** Persisted per-channel scheduling record. */
+export interface SchedRecord {
+  g: number; // group
+  ci: number; // change interval, minutes
+  sub: number;
+  suc: number;
+  fail: number;
+  round: number;
+  lu: number | null; // lastUpdate (minutes)
+  ut: number[]; // updateTimes (minutes)
+  dt: number[]; // downloadTimes (minutes)
+  li: number; // last issue, epoch ms (NaN-free: 0 = never)
+  ra: number; // retry at, epoch ms (0 = none)
+  fl: string | null; // task in flight
+}
+
+export type RecrawlMeta = Omit<RecrawlState, 'channels' | 'triggerCount' | 'topCount'>;
+
+export interface SchedulerOptions {
+  recrawl?: Partial<RecrawlOptions>;
+  groupIntervals?: readonly number[];
+  /** Delay before a channel whose task failed is due again, ms (capped at its interval). */
+  retryDelayMs?: number;
+}
+
+export class Scheduler {
+  readonly state: RecrawlState;
+  private readonly ids: string[] = [];
+  private readonly slotOf = new Map<string, number>();
+  private lastIssued: number[] = [];
+  private retryAt: number[] = [];
+  private inflight: (string | null)[] = [];
+  private cursor = 0;
+  readonly retryDelayMs: number;
+  readonly groupIntervals: readonly number[];
+
+  constructor(opts: SchedulerOptions = {}, nowMs = 0, meta?: RecrawlMeta) {
+    this.groupIntervals = opts.groupIntervals ?? DEFAULT_GROUP_INTERVALS;
+    this.retryDelayMs = opts.retryDelayMs ?? 5 * MINUTE;
+    // Reuse src/recrawl's constructor for the group records and ICR's ω/Δt: one
+    // placeholder channel per group, removed at once.
+    const k = this.groupIntervals.length;
+    const st = createRecrawlState(
+      this.groupIntervals.map((iv, g) => ({ changeInterval: iv, group: g })),
+      { maxRoundGap: 24 * 60, ...opts.recrawl },
+      toMin(nowMs),
+      k,
+    );
+    st.channels = [];
+    st.topCount = 0;
+    st.triggerCount = 0;
+    if (meta !== undefined) {
+      if (meta.groups.length !== k) throw new RangeError(`stored state has ${meta.groups.length} groups, options say ${k}`);
+      Object.assign(st, meta, { options: { ...meta.options, ...opts.recrawl } });
+      st.options = { ...st.options, ...opts.recrawl };
+    }
+    this.state = st;
+  }
+
+  meta(): RecrawlMeta {
+    const { channels: _c, triggerCount: _t, topCount: _p, ...rest } = this.state;
+    return rest;
+  }
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  has(id: string): boolean {
+    return this.slotOf.has(id);
+  }
+
+  channelIds(): readonly string[] {
+    return this.ids;
+  }
+
+  /** Adds a channel (or restores it from its record). */
+  add(id: string, group: number, changeInterval: number, rec?: SchedRecord): void {
+    if (this.slotOf.has(id)) throw new Error(`channel ${id} already scheduled`);
+    const st = this.state;
+    const sameRound = rec !== undefined && rec.round === st.rounds;
+    const c: ChannelRecord = {
+      group: rec?.g ?? group,
+      changeInterval: rec?.ci ?? changeInterval,
+      subCount: sameRound ? rec.sub : 0,
+      sucCount: sameRound ? rec.suc : 0,
+      failCount: sameRound ? rec.fail : 0,
+      lastUpdate: rec?.lu ?? null,
+      updateTimes: rec?.ut ?? [],
+      downloadTimes: rec?.dt ?? [],
+    };
+    if (!(c.group >= 0 && c.group < st.groups.length)) c.group = st.groups.length - 1;
+    const slot = st.channels.length;
+    st.channels.push(c);
+    this.ids.push(id);
+    this.slotOf.set(id, slot);
+    this.lastIssued.push(rec?.li ?? 0);
+    this.retryAt.push(rec?.ra ?? 0);
+    this.inflight.push(rec?.fl ?? null);
+    this.count(c, +1);
+  }
+
+  private count(c: ChannelRecord, d: 1 | -1): void {
+    if (c.group !== 0) return;
+    this.state.topCount += d;
+    if (c.sucCount > this.state.options.triggerUpdates) this.state.triggerCount += d;
+  }
+
+  private slot(id: string): number {
+    const s = this.slotOf.get(id);
+    if (s === undefined) throw new Error(`unknown channel ${id}`);
+    return s;
+  }
+
+  remove(id: string): void {
+    const s = this.slot(id);
+    const st = this.state;
+    this.count(st.channels[s]!, -1);
+    const last = st.channels.length - 1;
+    if (s !== last) {
+      st.channels[s] = st.channels[last]!;
+      const moved = this.ids[last]!;
+      this.ids[s] = moved;
+      this.slotOf.set(moved, s);
+      this.lastIssued[s] = this.lastIssued[last]!;
+      this.retryAt[s] = this.retryAt[last]!;
+      this.inflight[s] = this.inflight[last]!;
+    }
+    st.channels.pop();
+    this.ids.pop();
+    this.lastIssued.pop();
+    this.retryAt.pop();
+    this.inflight.pop();
+    this.slotOf.delete(id);
+    if (this.cursor > this.ids.length) this.cursor = 0;
+  }
+
+  channel(id: string): ChannelRecord {
+    return this.state.channels[this.slot(id)]!;
+  }
+
+  setGroup(id: string, group: number): void {
+    if (!(Number.isInteger(group) && group >= 0 && group < this.state.groups.length)) throw new RangeError(`bad group ${group}`);
+    const c = this.channel(id);
+    if (c.group === group) return;
+    this.count(c, -1);
+    c.group = group;
+    this.count(c, +1);
+  }
+
+  setChangeInterval(id: string, minutes: number): void {
+    if (!(minutes > 0 && Number.isFinite(minutes))) throw new RangeError('change interval must be finite and > 0');
+    this.channel(id).changeInterval = minutes;
+  }
+
+  /** The interval this channel is recrawled at, ms. */
+  intervalMs(id: string): number {
+    return channelInterval(this.state, this.slot(id)) * MINUTE;
+  }
+
+  /** When the channel is next due (epoch ms); Infinity while a task is in flight. */
+  dueAt(id: string): number {
+    return this.dueAtSlot(this.slot(id));
+  }
+
+  private dueAtSlot(s: number): number {
+    if (this.inflight[s] !== null) return Infinity;
+    const ra = this.retryAt[s]!;
+    if (ra > 0) return ra;
+    const li = this.lastIssued[s]!;
+    return li === 0 ? 0 : li + channelInterval(this.state, s) * MINUTE;
+  }
+
+  inFlight(id: string): string | null {
+    return this.inflight[this.slot(id)]!;
+  }
+
+  /** Up to `limit` due channels, scanning round-robin from where the last call stopped. */
+  due(nowMs: number, limit: number): string[] {
+    const out: string[] = [];
+    const n = this.ids.length;
+    if (n === 0 || limit <= 0) return out;
+    let s = this.cursor % n;
+    for (let seen = 0; seen < n && out.length < limit; seen++) {
+      if (this.dueAtSlot(s) <= nowMs) out.push(this.ids[s]!);
+      s = s + 1 === n ? 0 : s + 1;
+    }
+    this.cursor = s;
+    return out;
+  }
+
+  /** Number of channels due now (a full scan). */
+  countDue(nowMs: number): number {
+    let k = 0;
+    for (let s = 0; s < this.ids.length; s++) if (this.dueAtSlot(s) <= nowMs) k++;
+    return k;
+  }
+
+  countInFlight(): number {
+    let k = 0;
+    for (const f of this.inflight) if (f !== null) k++;
+    return k;
+  }
+
+  markIssued(id: string, taskId: string, nowMs: number): void {
+    const s = this.slot(id);
+    this.inflight[s] = taskId;
+    this.lastIssued[s] = nowMs;
+    this.retryAt[s] = 0;
+    recordSubmit(this.state, s, toMin(nowMs));
+  }
+
+  /** The task finished with an update. Ignored if `taskId` is not the one in flight
+   * (a late duplicate). `downloadMs` is the crawl's wall time. */
+  markSuccess(id: string, taskId: string, nowMs: number, downloadMs: number): boolean {
+    const s = this.slot(id);
+    if (this.inflight[s] !== taskId) return false;
+    this.inflight[s] = null;
+    this.retryAt[s] = 0;
+    recordSuccess(this.state, s, toMin(nowMs), toMin(Math.max(0, downloadMs)));
+    return true;
+  }
+
+  /** The task failed (lost, refused, overdue): the channel is due again after the retry delay. */
+  markFailure(id: string, taskId: string, nowMs: number): boolean {
+    const s = this.slot(id);
+    if (this.inflight[s] !== taskId) return false;
+    this.inflight[s] = null;
+    this.retryAt[s] = nowMs + Math.min(this.retryDelayMs, channelInterval(this.state, s) * MINUTE);
+    recordFailure(this.state, s, toMin(nowMs));
+    return true;
+  }
+
+  /** Runs the strategy's reassignment when its trigger fires. */
+  maybeReassign(nowMs: number): RoundReport | null {
+    const r = maybeReassign(this.state, toMin(nowMs));
+    return r;
+  }
+
+  groupIntervalMs(): number[] {
+    return this.state.groups.map((g) => g.interval * MINUTE);
+  }
+
+  groupSizes(): number[] {
+    const out = new Array<number>(this.state.groups.length).fill(0);
+    for (const c of this.state.channels) out[c.group]! += 1;
+    return out;
+  }
+
+  record(id: string): SchedRecord {
+    const s = this.slot(id);
+    const c = this.state.channels[s]!;
+    return {
+      g: c.group,
+      ci: c.changeInterval,
+      sub: c.subCount,
+      suc: c.sucCount,
+      fail: c.failCount,
+      round: this.state.rounds,
+      lu: c.lastUpdate,
+      ut: c.updateTimes,
+      dt: c.downloadTimes,
+      li: this.lastIssued[s]!,
+      ra: this.retryAt[s]!,
+      fl: this.inflight[s]!,
+    };
+  }
+}

@@ -1,0 +1,88 @@
+// WARC export of stored pages. Volunteers upload extracted text, not the raw
+// HTTP response, so each stored page version becomes a WARC 'conversion' record
+// (text/plain, WARC-Target-URI = the page, WARC-Date = fetch time) plus a
+// 'metadata' record with the crawl metadata. Written with warcio (the library
+// `volunteer-crawler crawl` uses; its WarcWriter is private to that command and
+// writes 'response' records from raw bodies, which the manager never has).
+// Files rotate at `maxBytes`: <dir>/volcrawl-<start time>-<seq>.warc.gz.
+// The database is the source of truth; WARC files are an append-only export.
+import { once } from 'node:events';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { WARCRecord, WARCSerializer } from 'warcio';
+import { USER_AGENT } from '../crawler/limits.js';
+
+export interface WarcPage {
+  url: string;
+  fetchedAt: number;
+  text: string;
+  meta: Record<string, unknown>;
+}
+
+export class WarcExporter {
+  private out: WriteStream | null = null;
+  private bytes = 0;
+  private seq = 0;
+  private readonly stamp: string;
+  private chain: Promise<void> = Promise.resolve();
+  records = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly maxBytes = 1 << 30,
+    now = Date.now(),
+  ) {
+    mkdirSync(dir, { recursive: true });
+    this.stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  }
+
+  private async write(buf: Uint8Array): Promise<void> {
+    if (this.out === null || this.bytes >= this.maxBytes) {
+      if (this.out !== null) {
+        this.out.end();
+        await once(this.out, 'finish');
+      }
+      this.seq++;
+      const name = join(this.dir, `volcrawl-${this.stamp}-${String(this.seq).padStart(5, '0')}.warc.gz`);
+      this.out = createWriteStream(name, { flags: 'a' });
+      this.bytes = 0;
+      const info = WARCRecord.createWARCInfo({ filename: name, warcVersion: 'WARC/1.1' }, { software: USER_AGENT, format: 'WARC File Format 1.1' });
+      const ib = await WARCSerializer.serialize(info, { gzip: true });
+      this.bytes += ib.byteLength;
+      if (!this.out.write(ib)) await once(this.out, 'drain');
+    }
+    this.bytes += buf.byteLength;
+    if (!this.out.write(buf)) await once(this.out, 'drain');
+  }
+
+  /** Appends pages (serialised; safe to call concurrently). */
+  append(pages: WarcPage[]): Promise<void> {
+    const job = this.chain.then(async () => {
+      for (const p of pages) {
+        const date = new Date(p.fetchedAt).toISOString();
+        const conv = WARCRecord.create(
+          { url: p.url, date, type: 'conversion', warcVersion: 'WARC/1.1', warcHeaders: { 'Content-Type': 'text/plain; charset=utf-8' } },
+          [new TextEncoder().encode(p.text)],
+        );
+        await this.write(await WARCSerializer.serialize(conv, { gzip: true }));
+        const meta = WARCRecord.create(
+          { url: p.url, date, type: 'metadata', warcVersion: 'WARC/1.1', warcHeaders: { 'Content-Type': 'application/json' } },
+          [new TextEncoder().encode(JSON.stringify(p.meta))],
+        );
+        await this.write(await WARCSerializer.serialize(meta, { gzip: true }));
+        this.records += 2;
+      }
+    });
+    this.chain = job.catch(() => undefined);
+    return job;
+  }
+
+  async close(): Promise<void> {
+    await this.chain;
+    if (this.out !== null) {
+      this.out.end();
+      await once(this.out, 'finish');
+      this.out = null;
+    }
+  }
+}
