@@ -56,7 +56,6 @@ export function classifyError(err: unknown): { outcome: Outcome; detail: string 
   if (e instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return { outcome: 'connect-timeout', detail };
   if (e instanceof undiciErrors.HeadersTimeoutError || code === 'UND_ERR_HEADERS_TIMEOUT') return { outcome: 'headers-timeout', detail };
   if (e instanceof undiciErrors.BodyTimeoutError || code === 'UND_ERR_BODY_TIMEOUT') return { outcome: 'body-timeout', detail };
-  if (e?.name === 'TimeoutError') return { outcome: 'body-timeout', detail: 'request exceeded requestTimeoutMs' };
   return { outcome: 'connection-error', detail };
 }
 
@@ -94,8 +93,8 @@ export class Downloader {
     }
     const l = this.opts.limits;
     const maxBytes = o.maxBytes ?? l.maxBodyBytes;
-    const timeout = AbortSignal.timeout(l.requestTimeoutMs);
-    const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
+    // Headers are bounded by undici's headersTimeout; the whole body by a timer armed below.
+    const signal = o.signal;
     const t0 = performance.now();
     this.requests++;
     let res: Awaited<ReturnType<Client['request']>>;
@@ -109,7 +108,7 @@ export class Downloader {
           'accept-encoding': 'gzip, deflate, br',
           ...o.headers,
         },
-        signal,
+        ...(signal ? { signal } : {}),
       });
     } catch (err) {
       return { ok: false, ...classifyError(err) };
@@ -131,6 +130,11 @@ export class Downloader {
     const chunks: Buffer[] = [];
     let total = 0;
     let truncated = false;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      res.body.destroy();
+    }, Math.max(1, l.requestTimeoutMs - (performance.now() - t0)));
     try {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         total += chunk.length;
@@ -148,8 +152,12 @@ export class Downloader {
       }
     } catch (err) {
       res.body.destroy();
+      if (timedOut) return { ok: false, outcome: 'body-timeout', detail: `request exceeded ${l.requestTimeoutMs} ms` };
       return { ok: false, ...classifyError(err) };
+    } finally {
+      clearTimeout(timer);
     }
+    if (timedOut) return { ok: false, outcome: 'body-timeout', detail: `request exceeded ${l.requestTimeoutMs} ms` };
     if (total > maxBytes && !o.truncate) return { ok: true, status, headers, body: null, skipped: 'too-large', truncated: false, wireBytes: total, ttfbMs };
     let body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     const enc = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();

@@ -6,8 +6,16 @@
 // enters (`parseTask`): schema, sizes, URL schemes, scope and filter patterns,
 // including a ReDoS check with `recheck`. An invalid task is rejected with a
 // reason and never half-run.
-import { checkSync } from 'recheck';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
+
+type CheckSync = typeof import('recheck').checkSync;
+let checkSyncFn: CheckSync | null = null;
+/** recheck is loaded on first use: it is large (~25 MB RSS) and only tasks with filters need it. */
+function checkSync(...a: Parameters<CheckSync>): ReturnType<CheckSync> {
+  checkSyncFn ??= (createRequire(import.meta.url)('recheck') as typeof import('recheck')).checkSync;
+  return checkSyncFn(...a);
+}
 
 /** Hard caps applied at validation. */
 export const TASK_LIMITS = {

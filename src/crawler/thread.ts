@@ -4,10 +4,7 @@
 // validators; stops at max depth, page cap or deadline; every bad response is
 // a counted outcome. The page text is spooled to a temp file while crawling
 // and uploaded in parts afterwards.
-import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenBucket } from './bandwidth.js';
 import { Downloader, type FetchResult } from './downloader.js';
@@ -16,6 +13,7 @@ import { decodeBody, normaliseUrl, parseHtml } from './html.js';
 import { DEFAULT_LIMITS, ROBOTS_TOKEN, USER_AGENT, type CrawlLimits } from './limits.js';
 import { fetchRobots, type RobotsRules } from './robots.js';
 import { resolveHost } from './safety.js';
+import { Spool } from './spool.js';
 import {
   inScope,
   type KnownPage,
@@ -110,13 +108,10 @@ class TaskThread {
   private lastRequestEnd = 0;
   private consecutiveFailures = 0;
   private attempted = 0;
-  // Upload spool: result parts are written as JSON lines while crawling.
-  private spoolDir: string | null = null;
-  private spoolFd: number | null = null;
-  private spoolParts = 0;
-  private partPages: PageRecord[] = [];
-  private partValidators: ValidatorRecord[] = [];
-  private partTextChars = 0;
+  // Upload spool (paper: "write the textual content to a temporary disk file"):
+  // changed pages and validators go to disk while crawling, so memory does not
+  // grow with the crawl; parts are formed on upload.
+  private readonly spool: Spool;
   private startedAt = 0;
 
   constructor(
@@ -132,6 +127,7 @@ class TaskThread {
     this.filters = task.filters.map((f) => new RegExp(f));
     this.seen = new UrlSeen(Math.max(task.expectedPages, task.known.length, task.seeds.length));
     this.todo = new UrlTodo(this.limits.todoMemory, opts.tmpDir ?? tmpdir());
+    this.spool = new Spool(opts.tmpDir ?? tmpdir());
   }
 
   private count(o: Outcome, n = 1): void {
@@ -461,35 +457,15 @@ class TaskThread {
     if (url.href !== startUrl) rec.finalUrl = url.href;
     if (page.title) rec.title = page.title;
     if (page.noindex) rec.noindex = true;
-    this.partPages.push(rec);
-    this.partTextChars += rec.text.length;
-    if (this.partPages.length >= this.limits.pagesPerPart || this.partTextChars > 8_000_000) this.spoolPart();
+    this.spool.addPage(rec);
   }
 
   private addValidator(v: ValidatorRecord): void {
-    this.partValidators.push(v);
-    if (this.partValidators.length >= 20 * this.limits.pagesPerPart) this.spoolPart();
-  }
-
-  /** Writes the current part to the spool file (JSON line) and starts a new one. */
-  private spoolPart(): void {
-    if (this.partPages.length === 0 && this.partValidators.length === 0) return;
-    if (this.spoolFd === null) {
-      this.spoolDir = mkdtempSync(join(this.opts.tmpDir ?? tmpdir(), 'volcrawl-spool-'));
-      this.spoolFd = openSync(join(this.spoolDir, 'parts.jsonl'), 'w+');
-    }
-    writeSync(this.spoolFd, JSON.stringify({ pages: this.partPages, validators: this.partValidators }) + '\n');
-    this.spoolParts++;
-    this.partPages = [];
-    this.partValidators = [];
-    this.partTextChars = 0;
+    this.spool.addValidator(v);
   }
 
   private cleanupSpool(): void {
-    if (this.spoolFd !== null) closeSync(this.spoolFd);
-    this.spoolFd = null;
-    if (this.spoolDir) rmSync(this.spoolDir, { recursive: true, force: true });
-    this.spoolDir = null;
+    this.spool.close();
   }
 
   private base(status: TaskStatus, reason: string | undefined, part: number, final: boolean): Omit<TaskResult, 'pages' | 'validators' | 'newDigests'> {
@@ -509,22 +485,30 @@ class TaskThread {
     };
   }
 
-  /** The uploader: spooled parts first, then the final part with the statistics. */
+  /** The uploader: reads the spool back and uploads it in parts; the last part carries the statistics. */
   private async upload(status: TaskStatus, reason: string | undefined): Promise<number> {
     let part = 0;
+    let pages: PageRecord[] = [];
+    let validators: ValidatorRecord[] = [];
+    let textChars = 0;
+    const maxPages = this.limits.pagesPerPart;
+    const send = async (final: boolean) => {
+      const p = pages;
+      const v = validators;
+      pages = [];
+      validators = [];
+      textChars = 0;
+      await this.sink.upload({ ...this.base(status, reason, part++, final), pages: p, validators: v, newDigests: p.map((x) => x.digest) });
+    };
     try {
-      if (this.spoolFd !== null && this.spoolDir) {
-        closeSync(this.spoolFd);
-        this.spoolFd = null;
-        const path = join(this.spoolDir, 'parts.jsonl');
-        // Parts are read back one line at a time so only one part is in memory.
-        for await (const line of readLines(path)) {
-          const p = JSON.parse(line) as { pages: PageRecord[]; validators: ValidatorRecord[] };
-          await this.sink.upload({ ...this.base(status, reason, part++, false), pages: p.pages, validators: p.validators, newDigests: p.pages.map((x) => x.digest) });
-        }
+      for (const r of this.spool.read()) {
+        if (r.kind === 'p') {
+          pages.push(r.page);
+          textChars += r.page.text.length;
+        } else validators.push(r.validator);
+        if (pages.length >= maxPages || textChars > 8_000_000 || validators.length >= 20 * maxPages) await send(false);
       }
-      const pages = this.partPages;
-      await this.sink.upload({ ...this.base(status, reason, part++, true), pages, validators: this.partValidators, newDigests: pages.map((x) => x.digest) });
+      await send(true);
     } finally {
       this.cleanupSpool();
     }
@@ -539,9 +523,4 @@ function pickValidators(h: Record<string, string>, known: KnownPage | undefined)
   if (etag) out.etag = etag;
   if (lm) out.lastModified = lm;
   return out;
-}
-
-async function* readLines(path: string): AsyncGenerator<string> {
-  const rl = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
-  for await (const line of rl) if (line) yield line;
 }

@@ -7,6 +7,7 @@ import { decodeBody, parseHtml } from '../../src/crawler/html.js';
 import { isPrivateAddress } from '../../src/crawler/safety.js';
 import { UrlSeen } from '../../src/crawler/urlseen.js';
 import { UrlTodo } from '../../src/crawler/urltodo.js';
+import { Spool } from '../../src/crawler/spool.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'volcrawl-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -110,5 +111,24 @@ describe('HTML extraction', () => {
     const d = decodeBody(Buffer.from('ok'), 'text/html; charset=x-bogus');
     expect(d.fallback).toBe(true);
     expect(d.text).toBe('ok');
+  });
+});
+
+describe('upload spool', () => {
+  it('reads pages (raw UTF-8 text, any size) and validators back in order', () => {
+    const sp = new Spool(dir);
+    const expected: unknown[] = [];
+    for (let i = 0; i < 300; i++) {
+      const text = i === 150 ? 'ü€ 😀 '.repeat(100_000) : `page ${i} naïve café\n\ttab`;
+      const page = { url: `http://x.test/${i}`, status: 200, depth: 1, fetchedAt: i, contentType: 'text/html', bytes: 10, digest: i, text };
+      sp.addPage(page);
+      expected.push({ kind: 'p', page });
+      const validator = { url: `http://x.test/${i}`, digest: i, depth: 1, etag: `"e${i}"` };
+      sp.addValidator(validator);
+      expected.push({ kind: 'v', validator });
+    }
+    expect([...sp.read()]).toEqual(expected);
+    sp.close();
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
