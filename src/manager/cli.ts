@@ -1,10 +1,14 @@
 // `dht-manager`: the one service an operator runs. Each verb lives in its own
 // module and registers itself here.
 import { createProgram, runProgram } from '../cli.js';
+import { registerChannels } from './channels-cmd.js';
+import { registerServe } from './serve.js';
 
 const program = createProgram(
   'dht-manager',
   'volcrawl manager: channel database, adaptive recrawl scheduling and storage',
 );
+registerServe(program);
+registerChannels(program);
 
 await runProgram(program);

@@ -253,7 +253,7 @@ export function parseSeedList(text: string): { urls: string[]; errors: { line: n
     const line = (hash >= 0 ? raw.slice(0, hash) : raw).trim();
     if (line === '') return;
     try {
-      urls.push(checkHttpUrl(line, `line ${i + 1}`).href);
+      urls.push(checkHttpUrl(line, JSON.stringify(line.slice(0, 200))).href);
     } catch (err) {
       errors.push({ line: i + 1, reason: (err as Error).message });
     }

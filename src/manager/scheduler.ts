@@ -221,6 +221,13 @@ export class Scheduler {
     return out;
   }
 
+  /** Up to `limit` due channels in slot order, without moving the round-robin cursor. */
+  listDue(nowMs: number, limit: number): string[] {
+    const out: string[] = [];
+    for (let s = 0; s < this.ids.length && out.length < limit; s++) if (this.dueAtSlot(s) <= nowMs) out.push(this.ids[s]!);
+    return out;
+  }
+
   /** Number of channels due now (a full scan). */
   countDue(nowMs: number): number {
     let k = 0;

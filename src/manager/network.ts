@@ -1,0 +1,152 @@
+// The manager's libp2p side: a bootstrap peer of the overlay (kad-dht server
+// mode, the coordinate protocol as a non-crawler so routers learn crawlers'
+// coordinates and loads), signs every task order with its persistent key, routes
+// orders with src/dht's Router, and serves the upload protocol (src/dht's
+// UploadReceiver: size-bounded, rate-limited, sender checked) into the storage
+// module.
+import type { Logger } from 'pino';
+import type { PrivateKey } from '@libp2p/interface';
+import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { CoordService } from '../dht/coord-protocol.js';
+import { PeerTable, type PeerState } from '../dht/peers.js';
+import { Router } from '../dht/router.js';
+import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
+import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
+import { createRng, deriveSeed } from '../rng.js';
+import type { DispatchResult, IssuedTask, Manager } from './manager.js';
+import type { Storage } from './storage.js';
+
+export interface ManagerNodeOptions {
+  privateKey: PrivateKey;
+  manager: Manager;
+  storage: Storage;
+  listen?: string[];
+  announce?: string[];
+  /** Keep loopback/private addresses in the DHT (LAN and test networks). */
+  allowPrivateAddrs?: boolean;
+  providerTtlMs?: number;
+  inboundConnectionThreshold?: number;
+  /** Orders being signed and routed at once. */
+  routeConcurrency?: number;
+  routerCacheTtlMs?: number;
+  log: Logger;
+}
+
+export class ManagerNode {
+  readonly libp2p: VolcrawlLibp2p;
+  readonly peers = new PeerTable();
+  readonly coords: CoordService;
+  readonly router: Router;
+  readonly receiver: UploadReceiver;
+  private readonly o: ManagerNodeOptions;
+  private running = 0;
+  private readonly waiters: (() => void)[] = [];
+  routed = { accepted: 0, failed: 0 };
+
+  private constructor(libp2p: VolcrawlLibp2p, o: ManagerNodeOptions) {
+    this.libp2p = libp2p;
+    this.o = o;
+    this.coords = new CoordService({
+      libp2p,
+      peers: this.peers,
+      crawler: false,
+      rng: createRng(deriveSeed(1, `manager:${libp2p.peerId.toString()}`)),
+      log: o.log,
+    });
+    this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs ?? 2_000, log: o.log });
+    this.receiver = new UploadReceiver({
+      libp2p,
+      onUpload: async (msg, from) => {
+        await o.storage.ingest(msg, from);
+      },
+      log: o.log,
+    });
+  }
+
+  static async start(o: ManagerNodeOptions): Promise<ManagerNode> {
+    const libp2p = await createVolcrawlLibp2p({
+      privateKey: o.privateKey,
+      listen: o.listen,
+      announce: o.announce,
+      allowPrivateAddrs: o.allowPrivateAddrs,
+      providerTtlMs: o.providerTtlMs,
+      inboundConnectionThreshold: o.inboundConnectionThreshold,
+    });
+    const node = new ManagerNode(libp2p, o);
+    try {
+      await node.coords.start();
+      await node.receiver.start();
+    } catch (err) {
+      await Promise.resolve(libp2p.stop()).catch(() => undefined);
+      throw err;
+    }
+    o.manager.dispatch = (t) => node.dispatch(t);
+    return node;
+  }
+
+  get peerId(): string {
+    return this.libp2p.peerId.toString();
+  }
+
+  multiaddrs(): string[] {
+    return this.libp2p.getMultiaddrs().map(String);
+  }
+
+  storageEndpoint(): StorageEndpoint {
+    return { peer: this.peerId, protocol: UPLOAD_PROTOCOL, addrs: this.multiaddrs().slice(0, 16) };
+  }
+
+  /** Crawlers this node has heard from (coordinate probes, info replies, task replies). */
+  crawlers(): PeerState[] {
+    return this.peers.all().filter((p) => p.crawler && !p.down);
+  }
+
+  private async slot(): Promise<void> {
+    const max = this.o.routeConcurrency ?? 16;
+    if (this.running < max) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.running++;
+  }
+
+  private release(): void {
+    this.running--;
+    this.waiters.shift()?.();
+  }
+
+  /** Signs the task's order and routes it to a crawler near its host. */
+  async dispatch(t: IssuedTask): Promise<DispatchResult> {
+    await this.slot();
+    try {
+      const now = this.o.manager.clock();
+      const order: TaskOrder = {
+        v: 1,
+        id: t.task.id,
+        issuer: this.peerId,
+        issuedAt: Math.floor(now),
+        expiresAt: Math.floor(t.task.deadline),
+        host: t.channel.host,
+        ...(t.hostCoord !== undefined ? { hostCoord: t.hostCoord } : {}),
+        storage: this.storageEndpoint(),
+        task: t.task,
+      };
+      const envelope = await signOrder(order, this.o.privateKey);
+      const r = await this.router.route(envelope, order);
+      if (r.status === 'accepted') this.routed.accepted++;
+      else this.routed.failed++;
+      this.o.log.debug({ task: t.task.id, status: r.status, by: r.by, attempts: r.attempts, level: r.level }, 'task routed');
+      return { status: r.status, ...(r.by !== undefined ? { by: r.by } : {}), ...(r.reason !== undefined ? { reason: r.reason } : {}) };
+    } finally {
+      this.release();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.o.manager.dispatch = null;
+    await this.receiver.stop().catch(() => undefined);
+    await this.coords.stop().catch(() => undefined);
+    await Promise.resolve(this.libp2p.stop()).catch(() => undefined);
+  }
+}

@@ -1,0 +1,213 @@
+// `dht-manager serve`: the manager service. Opens the channel database, starts
+// the libp2p node (a bootstrap peer of the overlay, persistent identity), the
+// storage module (upload server, WARC export), the operator HTTP API, and the
+// scheduler loop; prints the command volunteers run to join; stops gracefully
+// on SIGINT/SIGTERM.
+import { join } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import pino, { type Logger } from 'pino';
+import { multiaddr } from '@multiformats/multiaddr';
+import { defaultDataDir, loadOrCreateIdentity } from '../node/identity.js';
+import { STRATEGIES, type StrategyName } from '../recrawl/index.js';
+import { startApi, type ApiServer } from './http.js';
+import { Manager } from './manager.js';
+import { ManagerNode } from './network.js';
+import { Storage } from './storage.js';
+import { StoreLockedError } from './store.js';
+import { WarcExporter } from './warc.js';
+
+export function defaultManagerDir(): string {
+  return join(defaultDataDir(), 'manager');
+}
+
+export function intArg(name: string, min: number, max: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer in ${min}..${max}`);
+    return n;
+  };
+}
+
+function addrArg(v: string, prev: string[] = []): string[] {
+  try {
+    multiaddr(v);
+  } catch (err) {
+    throw new InvalidArgumentError(`not a multiaddr: ${(err as Error).message}`);
+  }
+  return [...prev, v];
+}
+
+function strategyArg(v: string): StrategyName {
+  if (!(STRATEGIES as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${STRATEGIES.join(', ')}`);
+  return v as StrategyName;
+}
+
+function rateCapArg(v: string): number {
+  const n = Number(v);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number (e.g. 2 = at most twice the change rate)');
+  return n;
+}
+
+export interface ServeFlags {
+  dataDir: string;
+  listen?: string[];
+  announce?: string[];
+  httpPort: number;
+  httpHost: string;
+  strategy: StrategyName;
+  rateCap?: number;
+  lan: boolean;
+  warc: boolean;
+  sync: boolean;
+  tick: number;
+  routeConcurrency: number;
+  logLevel: string;
+}
+
+/** The join command line for volunteers, preferring a non-loopback address. */
+export function joinCommand(addrs: string[], peerId: string): string {
+  const withId = addrs.map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${peerId}`));
+  const pick = withId.find((a) => !a.includes('/127.0.0.1/') && !a.includes('/::1/')) ?? withId[0] ?? `<address>/p2p/${peerId}`;
+  return `volunteer-crawler join ${pick} --manager ${peerId}`;
+}
+
+export interface RunningManager {
+  manager: Manager;
+  node: ManagerNode;
+  api: ApiServer;
+  storage: Storage;
+  stop(): Promise<void>;
+}
+
+/** Starts everything; used by the CLI and the tests. */
+export async function startManager(flags: ServeFlags, log: Logger): Promise<RunningManager> {
+  const manager = await Manager.open({ dataDir: flags.dataDir, strategy: flags.strategy, ...(flags.rateCap !== undefined ? { rateCap: flags.rateCap } : {}), sync: flags.sync, log });
+  let node: ManagerNode | undefined;
+  let api: ApiServer | undefined;
+  const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc')) : null;
+  try {
+    const { key, created, path } = await loadOrCreateIdentity(flags.dataDir);
+    log.info({ identity: path, created }, created ? 'created a new manager identity' : 'loaded manager identity');
+    const storage = new Storage(manager, warc);
+    node = await ManagerNode.start({
+      privateKey: key,
+      manager,
+      storage,
+      listen: flags.listen && flags.listen.length > 0 ? flags.listen : ['/ip4/0.0.0.0/tcp/4101'],
+      announce: flags.announce,
+      allowPrivateAddrs: flags.lan,
+      routeConcurrency: flags.routeConcurrency,
+      ...(flags.lan ? { inboundConnectionThreshold: 1000 } : {}),
+      log,
+    });
+    api = await startApi({ manager, storage, node }, { port: flags.httpPort, host: flags.httpHost });
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let loop: Promise<void> = Promise.resolve();
+    const n = node;
+    const step = async () => {
+      const room = flags.routeConcurrency * 4 - manager.dispatchingCount;
+      await manager.failOverdue();
+      await manager.maybeReassign();
+      if (room > 0) {
+        const issued = await manager.issueDue(room);
+        if (issued.length > 0) log.info({ issued: issued.length, crawlers: n.crawlers().length }, 'tasks issued');
+      }
+    };
+    const schedule = () => {
+      if (stopped) return;
+      timer = setTimeout(() => {
+        loop = step()
+          .catch((err: unknown) => log.error({ err: String(err) }, 'scheduler step failed'))
+          .finally(schedule);
+      }, flags.tick);
+    };
+    schedule();
+    const a = api;
+    return {
+      manager,
+      node,
+      api,
+      storage,
+      async stop() {
+        stopped = true;
+        if (timer !== undefined) clearTimeout(timer);
+        await loop;
+        await a.close();
+        await n.stop();
+        await manager.close();
+        await warc?.close();
+      },
+    };
+  } catch (err) {
+    await api?.close().catch(() => undefined);
+    await node?.stop().catch(() => undefined);
+    await manager.close().catch(() => undefined);
+    await warc?.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the manager: channel database, scheduler, storage (upload server, WARC), libp2p bootstrap peer and operator HTTP API')
+    .option('--data-dir <dir>', 'database, identity key and WARC files', defaultManagerDir())
+    .option('--listen <multiaddr>', 'libp2p listen address (repeatable; default /ip4/0.0.0.0/tcp/4101)', addrArg)
+    .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', addrArg)
+    .option('--http-port <port>', 'operator HTTP API port (0 = any free port)', intArg('--http-port', 0, 65535), 8787)
+    .option('--http-host <addr>', 'operator HTTP API bind address', '127.0.0.1')
+    .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')}`, strategyArg, 'iir')
+    .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3 suggests 2)", rateCapArg)
+    .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)
+    .option('--no-warc', 'do not write WARC files')
+    .option('--sync', 'fsync every database write (power-loss safe, slower)', false)
+    .option('--tick <ms>', 'scheduler step period', intArg('--tick', 10, 600_000), 1000)
+    .option('--route-concurrency <n>', 'orders signed and routed at once', intArg('--route-concurrency', 1, 1024), 16)
+    .option('--log-level <level>', 'pino log level', 'info')
+    .action(async (flags: ServeFlags) => {
+      await runServe(flags);
+    });
+}
+
+export async function runServe(flags: ServeFlags): Promise<void> {
+  const log = pino({ level: flags.logLevel });
+  let running: RunningManager;
+  try {
+    running = await startManager(flags, log);
+  } catch (err) {
+    if (err instanceof StoreLockedError) {
+      process.stderr.write(`dht-manager serve: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const { node, api, manager } = running;
+  const cmd = joinCommand(node.multiaddrs(), node.peerId);
+  log.info({ peerId: node.peerId, addrs: node.multiaddrs(), api: api.url, join: cmd, strategy: manager.sched.state.options.strategy, channels: manager.sched.size }, 'manager started');
+  process.stderr.write(
+    `dht-manager: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  operator API ${api.url} (try: curl ${api.url}/api/status)\n  volunteers join with:\n    ${cmd}\n`,
+  );
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (sig: string) => {
+      if (stopping) {
+        log.warn({ signal: sig }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      stopping = true;
+      log.info({ signal: sig }, 'shutting down');
+      void running
+        .stop()
+        .catch((err: unknown) => log.error({ err: String(err) }, 'shutdown failed'))
+        .then(() => {
+          log.info('stopped');
+          resolve();
+        });
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  log.flush?.();
+  process.exit(0);
+}
