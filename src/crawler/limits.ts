@@ -46,7 +46,7 @@ export const DEFAULT_LIMITS: CrawlLimits = {
   maxInterSiteUrls: 10_000,
   maxTextChars: 200_000,
   todoMemory: 1000,
-  pagesPerPart: 200,
+  pagesPerPart: 50,
 };
 
 export const USER_AGENT = 'volcrawl/0.1 (+https://github.com/volcrawl/volcrawl; volunteer web crawler)';

@@ -506,7 +506,7 @@ class TaskThread {
           pages.push(r.page);
           textChars += r.page.text.length;
         } else validators.push(r.validator);
-        if (pages.length >= maxPages || textChars > 8_000_000 || validators.length >= 20 * maxPages) await send(false);
+        if (pages.length >= maxPages || textChars > 2_000_000 || validators.length >= 20 * maxPages) await send(false);
       }
       await send(true);
     } finally {

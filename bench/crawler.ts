@@ -1,0 +1,172 @@
+// Crawler benchmark (`npm run bench:crawler [-- --json] [-- --quick]`).
+//
+// The local test web runs in a child process so the RSS measured is the
+// crawler's; each phase runs in its own child process too, so one phase's
+// heap does not inflate the next one's peak.
+//   multi:   5 channels at once (TaskManager, 5 threads), 2000 pages of
+//            ~20 KB per channel, politeness delay 0 → pages/s, MB/s, peak RSS
+//   recrawl: the same 5 channels again with the validators and digests of the
+//            first crawl (nothing changed: conditional GET → 304) → speedup
+//   big:     one 100 000-page channel (URLtodo spills to disk) → peak RSS
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { TaskManager } from '../src/crawler/manager.js';
+import { parseTask, type KnownPage, type Task, type TaskResult } from '../src/crawler/task.js';
+
+const args = process.argv.slice(2);
+const phaseArg = args.indexOf('--phase');
+const json = args.includes('--json');
+const quick = args.includes('--quick');
+
+const CHANNELS = 5;
+const PAGES = quick ? 400 : 2000;
+const PAGE_BYTES = 20_000;
+const BIG_PAGES = quick ? 10_000 : 100_000;
+const BIG_PAGE_BYTES = 4_000;
+const FANOUT = 10;
+
+interface PhaseResult {
+  phase: string;
+  pages: number;
+  bytes: number;
+  seconds: number;
+  peakRssMb: number;
+  notModified: number;
+  statuses: string[];
+  spilled: number;
+}
+
+function rssSampler(): { stop(): number } {
+  let peak = process.memoryUsage.rss();
+  const t = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 20);
+  return {
+    stop() {
+      clearInterval(t);
+      return Math.max(peak, process.memoryUsage.rss()) / (1024 * 1024);
+    },
+  };
+}
+
+function task(id: string, origin: string, pages: number, known: KnownPage[] = []): Task {
+  return parseTask({
+    id,
+    scope: { origin },
+    seeds: [origin + '/'],
+    maxDepth: 20,
+    maxPages: pages + 10,
+    expectedPages: pages,
+    delayMs: 0,
+    deadline: Date.now() + 3_600_000,
+    known,
+    pageDigests: known.flatMap((k) => (k.digest !== undefined ? [k.digest] : [])),
+  });
+}
+
+/** Runs tasks through a TaskManager; returns the measurements (and validators for the recrawl). */
+async function runPhase(phase: string, tasks: Task[], keepValidators: boolean): Promise<PhaseResult & { known?: Record<string, KnownPage[]> }> {
+  const known: Record<string, KnownPage[]> = {};
+  let pages = 0;
+  let bytes = 0;
+  let notModified = 0;
+  let spilled = 0;
+  const statuses: string[] = [];
+  const sink = {
+    async upload(r: TaskResult) {
+      if (keepValidators) (known[r.channel.origin] ??= []).push(...r.validators);
+      if (r.final) {
+        pages += r.stats.pagesFetched;
+        bytes += r.stats.bytes;
+        notModified += r.stats.pagesNotModified;
+        spilled += r.stats.urlsSpilled;
+        statuses.push(r.status);
+      }
+    },
+  };
+  const sampler = rssSampler();
+  const m = new TaskManager({ threads: 5, queue: 5, allowPrivate: true, sink, lowPriority: false });
+  const t0 = performance.now();
+  for (const t of tasks) if (m.submit(t) !== 'accepted') throw new Error('task manager full');
+  await m.idle();
+  const seconds = (performance.now() - t0) / 1000;
+  await m.close();
+  const peakRssMb = sampler.stop();
+  return { phase, pages, bytes, seconds, peakRssMb, notModified, statuses, spilled, ...(keepValidators ? { known } : {}) };
+}
+
+async function phaseMain(phase: string, origins: string[]): Promise<void> {
+  let out: unknown;
+  if (phase === 'multi') {
+    const first = await runPhase('multi', origins.map((o, i) => task(`multi-${i}`, o, PAGES)), true);
+    const known = first.known ?? {};
+    delete first.known;
+    // The recrawl runs in the same process (it needs the validators); its RSS is not reported.
+    const second = await runPhase('recrawl', origins.map((o, i) => task(`re-${i}`, o, PAGES, known[o] ?? [])), false);
+    out = { first, second };
+  } else {
+    out = { big: await runPhase('big', [task('big', origins[0] as string, BIG_PAGES)], false) };
+  }
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+function startChild(argv: string[]): { child: ChildProcess; lines: AsyncIterator<string> } {
+  const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const rl = createInterface({ input: child.stdout! });
+  return { child, lines: rl[Symbol.asyncIterator]() };
+}
+
+async function firstLine(lines: AsyncIterator<string>): Promise<string> {
+  const r = await lines.next();
+  if (r.done) throw new Error('child exited without output');
+  return r.value;
+}
+
+async function main(): Promise<void> {
+  const here = fileURLToPath(import.meta.url);
+  const sites = [
+    ...Array.from({ length: CHANNELS }, (_, i) => ({ name: `c${i}`, pages: PAGES, fanout: FANOUT, pageBytes: PAGE_BYTES })),
+    { name: 'big', pages: BIG_PAGES, fanout: FANOUT, pageBytes: BIG_PAGE_BYTES },
+  ];
+  const web = startChild(['bin/run-ts.js', 'test/web/serve.ts', JSON.stringify({ sites })]);
+  const { origins } = JSON.parse(await firstLine(web.lines)) as { origins: Record<string, string> };
+  const log = (s: string) => {
+    if (!json) process.stderr.write(s + '\n');
+  };
+  try {
+    log(`test web up: ${CHANNELS} channels × ${PAGES} pages of ~${PAGE_BYTES / 1000} KB, one channel of ${BIG_PAGES} pages of ~${BIG_PAGE_BYTES / 1000} KB`);
+    const multi = startChild(['bin/run-ts.js', here, '--phase', 'multi', ...Array.from({ length: CHANNELS }, (_, i) => origins[`c${i}`] as string)]);
+    const { first, second } = JSON.parse(await firstLine(multi.lines)) as { first: PhaseResult; second: PhaseResult };
+    log(`first crawl: ${first.pages} pages, ${(first.bytes / 1e6).toFixed(1)} MB in ${first.seconds.toFixed(2)} s, peak RSS ${first.peakRssMb.toFixed(0)} MB [${first.statuses.join(',')}]`);
+    log(`recrawl:     ${second.pages} pages (${second.notModified} × 304) in ${second.seconds.toFixed(2)} s`);
+    const big = startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string]);
+    const { big: b } = JSON.parse(await firstLine(big.lines)) as { big: PhaseResult };
+    log(`big channel: ${b.pages} pages, ${(b.bytes / 1e6).toFixed(1)} MB in ${b.seconds.toFixed(1)} s, ${b.spilled} URLs spilled, peak RSS ${b.peakRssMb.toFixed(0)} MB [${b.statuses.join(',')}]`);
+    const result = {
+      pagesPerSec: Math.round(first.pages / first.seconds),
+      mbPerSec: Math.round((first.bytes / 1e6 / first.seconds) * 10) / 10,
+      peakRssMb: Math.round(first.peakRssMb),
+      recrawlSpeedup: Math.round((first.seconds / second.seconds) * 10) / 10,
+      bigPages: b.pages,
+      bigPagesPerSec: Math.round(b.pages / b.seconds),
+      bigPeakRssMb: Math.round(b.peakRssMb),
+      bigUrlsSpilled: b.spilled,
+      channels: CHANNELS,
+      pagesPerChannel: PAGES,
+      pageBytes: PAGE_BYTES,
+    };
+    if (json) process.stdout.write(JSON.stringify(result) + '\n');
+    else {
+      const ok = (c: boolean) => (c ? 'ok' : 'MISSED');
+      log(`pages/s ${result.pagesPerSec} (target ≥ 1500: ${ok(result.pagesPerSec >= 1500)}), MB/s ${result.mbPerSec}`);
+      log(`peak RSS ${result.peakRssMb} MB (target ≤ 150: ${ok(result.peakRssMb <= 150)}); 100k-page channel peak RSS ${result.bigPeakRssMb} MB (target ≤ 200: ${ok(result.bigPeakRssMb <= 200)})`);
+      log(`recrawl speedup ${result.recrawlSpeedup}× (target ≥ 5: ${ok(result.recrawlSpeedup >= 5)})`);
+    }
+  } finally {
+    web.child.stdin?.end('quit\n');
+  }
+}
+
+if (phaseArg >= 0) await phaseMain(args[phaseArg + 1] as string, args.slice(phaseArg + 2).filter((a) => !a.startsWith('--')));
+else await main();
