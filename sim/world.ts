@@ -61,7 +61,7 @@ const COMMON: Omit<ScenarioConfig, 'name' | 'hosts' | 'crawlers' | 'steps'> = {
   changeIntervals: [60, 120, 240, 480, 960],
   groupMean: 2,
   groupSd: 0.8,
-  pagesMedian: 3900,
+  pagesMedian: 2350,
   pagesSigma: 1.0,
   pagesMax: 50_000,
   pageKbMedian: 12,
