@@ -10,7 +10,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { defaultDataDir, loadOrCreateIdentity } from '../node/identity.js';
 import { STRATEGIES, type StrategyName } from '../recrawl/index.js';
 import { startApi, type ApiServer } from './http.js';
-import { Manager } from './manager.js';
+import { Manager, type ManagerOptions } from './manager.js';
 import { ManagerNode } from './network.js';
 import { Storage } from './storage.js';
 import { StoreLockedError } from './store.js';
@@ -80,8 +80,8 @@ export interface RunningManager {
 }
 
 /** Starts everything; used by the CLI and the tests. */
-export async function startManager(flags: ServeFlags, log: Logger): Promise<RunningManager> {
-  const manager = await Manager.open({ dataDir: flags.dataDir, strategy: flags.strategy, ...(flags.rateCap !== undefined ? { rateCap: flags.rateCap } : {}), sync: flags.sync, log });
+export async function startManager(flags: ServeFlags, log: Logger, extra: Partial<ManagerOptions> = {}): Promise<RunningManager> {
+  const manager = await Manager.open({ dataDir: flags.dataDir, strategy: flags.strategy, ...(flags.rateCap !== undefined ? { rateCap: flags.rateCap } : {}), sync: flags.sync, log, ...extra });
   let node: ManagerNode | undefined;
   let api: ApiServer | undefined;
   const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc')) : null;
