@@ -204,9 +204,9 @@ export function recordSuccess(state: RecrawlState, channel: number, t: number, d
   c.updateTimes.push(t);
   c.downloadTimes.push(downloadTime);
   const L = state.options.historyLength;
-  if (c.updateTimes.length > L) {
-    c.updateTimes.splice(0, c.updateTimes.length - L);
-    c.downloadTimes.splice(0, c.downloadTimes.length - L);
+  while (c.updateTimes.length > L) {
+    c.updateTimes.shift();
+    c.downloadTimes.shift();
   }
   if (c.group === 0 && c.sucCount === state.options.triggerUpdates + 1) state.triggerCount += 1;
 }
