@@ -28,6 +28,8 @@ export interface TaskManagerExtraOptions {
 interface Running {
   task: Task;
   abort: AbortController;
+  /** The crawl is over and its result is being uploaded: not handed over. */
+  uploading: boolean;
   done: Promise<void>;
 }
 
@@ -101,9 +103,10 @@ export class TaskManager {
     this.accepting = false;
     const queued = this.queue.splice(0);
     const running = [...this.running.values()];
-    for (const r of running) r.abort.abort();
+    for (const r of running) if (!r.uploading) r.abort.abort();
     await Promise.all(running.map((r) => r.done));
-    return [...running.map((r) => r.task), ...queued];
+    // A task whose crawl had finished was uploaded, not handed over.
+    return [...running.filter((r) => !r.uploading).map((r) => r.task), ...queued];
   }
 
   /** Stops everything: like drain(), but the tasks are dropped. */
@@ -114,10 +117,13 @@ export class TaskManager {
 
   private start(task: Task): void {
     const abort = new AbortController();
-    const entry: Running = { task, abort, done: Promise.resolve() };
+    const entry: Running = { task, abort, uploading: false, done: Promise.resolve() };
     this.running.set(task.id, entry);
     this.peak.running = Math.max(this.peak.running, this.running.size);
-    entry.done = runTask(task, this.sink, { ...this.opts.thread, signal: abort.signal, allowPrivate: this.allowPrivate, ...(this.bucket ? { bandwidth: this.bucket } : {}) })
+    const onUploadStart = () => {
+      entry.uploading = true;
+    };
+    entry.done = runTask(task, this.sink, { ...this.opts.thread, onUploadStart, signal: abort.signal, allowPrivate: this.allowPrivate, ...(this.bucket ? { bandwidth: this.bucket } : {}) })
       .then((outcome) => this.opts.onTaskEnd?.(task, outcome))
       .catch((err: unknown) => this.opts.onError?.(err, task))
       .finally(() => {

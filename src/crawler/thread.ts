@@ -52,6 +52,8 @@ export interface ThreadOptions {
   onResponse?: (r: ResponseRecord) => void | Promise<void>;
   /** Called after every page. */
   onProgress?: (p: { stats: TaskStats; queued: number }) => void;
+  /** Called once the crawl is over and the upload begins (an abort no longer stops it). */
+  onUploadStart?: () => void;
 }
 
 export interface ThreadOutcome {
@@ -178,6 +180,7 @@ class TaskThread {
       this.cleanupSpool();
       return { status: 'aborted', reason: 'handed over', stats: this.stats, outcomes: this.outcomes, parts: 0 };
     }
+    this.opts.onUploadStart?.();
     const parts = await this.upload(status, reason);
     return { status, ...(reason ? { reason } : {}), stats: this.stats, outcomes: this.outcomes, parts };
   }

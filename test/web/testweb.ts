@@ -45,6 +45,8 @@ export interface TestWebOptions {
   seed?: number;
   /** Virtual clock start, epoch ms (default 2026-01-01). */
   epoch?: number;
+  /** A clock to share (e.g. with a simulation); its current time is the epoch. */
+  clock?: TestClock;
   host?: string;
 }
 
@@ -448,8 +450,8 @@ export class TestWeb {
   private readonly sites = new Map<string, Site>();
 
   private constructor(opts: TestWebOptions) {
-    this.epoch = opts.epoch ?? Date.UTC(2026, 0, 1);
-    this.clock = new TestClock(this.epoch);
+    this.clock = opts.clock ?? new TestClock(opts.epoch ?? Date.UTC(2026, 0, 1));
+    this.epoch = opts.clock ? opts.clock.now() : (opts.epoch ?? Date.UTC(2026, 0, 1));
     this.host = opts.host ?? '127.0.0.1';
   }
 
