@@ -16,6 +16,7 @@ const cases: { scenario: 'rec' | 'ruc'; strategies: ('fixed' | 'iir' | 'icr')[] 
   { scenario: 'rec', strategies: ['fixed', 'iir', 'icr'] },
 ];
 for (const c of cases) {
+  const cpu0 = process.cpuUsage();
   const r = runScenario({ scenario: c.scenario, strategies: c.strategies, routing: 'coord', seed: 1, steps });
   const per: Record<string, { wallSeconds: number; events: number; eventsPerSec: number }> = {};
   for (const [name, s] of Object.entries(r.strategies)) {
@@ -27,6 +28,8 @@ for (const c of cases) {
       strategies: c.strategies.join('+'),
       steps,
       wallSeconds: +r.wallSeconds.toFixed(2),
+      // CPU time of this process: on a shared machine wall time includes waiting for a core.
+      cpuSeconds: +((process.cpuUsage(cpu0).user + process.cpuUsage(cpu0).system) / 1e6).toFixed(2),
       worldBuildSeconds: +r.world.buildSeconds.toFixed(2),
       events: r.events,
       eventsPerSec: Math.round(r.eventsPerSec),
