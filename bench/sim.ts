@@ -7,6 +7,11 @@ function peakRssMb(): number {
   return process.resourceUsage().maxRSS / 1024;
 }
 
+function cpuSeconds(since: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(since);
+  return (u.user + u.system) / 1e6;
+}
+
 const args = process.argv.slice(2);
 const steps = args.includes('--quick') ? 10_000 : 90_000;
 const cases: { scenario: 'rec' | 'ruc'; strategies: ('fixed' | 'iir' | 'icr')[] }[] = [
@@ -29,7 +34,7 @@ for (const c of cases) {
       steps,
       wallSeconds: +r.wallSeconds.toFixed(2),
       // CPU time of this process: on a shared machine wall time includes waiting for a core.
-      cpuSeconds: +((process.cpuUsage(cpu0).user + process.cpuUsage(cpu0).system) / 1e6).toFixed(2),
+      cpuSeconds: +(cpuSeconds(cpu0)).toFixed(2),
       worldBuildSeconds: +r.world.buildSeconds.toFixed(2),
       events: r.events,
       eventsPerSec: Math.round(r.eventsPerSec),
