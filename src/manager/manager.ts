@@ -35,6 +35,10 @@ export interface TaskRecord {
   /** The crawler's deadline (task.deadline); the manager waits `graceMs` more for the upload. */
   deadline: number;
   state: TaskState;
+  /** Upload parts already applied (idempotency). */
+  applied?: number[];
+  /** The recrawl observation window (RecrawlState.rounds) it was issued in. */
+  round: number;
   holder?: string;
   reason?: string;
   finishedAt?: number;
@@ -98,6 +102,24 @@ export class Mutex {
   }
 }
 
+/** One mutex per key (channel), created on demand and dropped when idle. */
+export class KeyedMutex {
+  private readonly tails = new Map<string, Promise<void>>();
+  run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(key) ?? Promise.resolve();
+    const r = prev.then(fn);
+    const tail = r.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return r;
+  }
+}
+
 interface TaskBudget {
   known: number;
   digests: number;
@@ -111,6 +133,8 @@ export class Manager {
   readonly log: Logger;
   readonly clock: () => number;
   readonly lock = new Mutex();
+  /** Per-channel serialisation of uploads and operator edits (taken before `lock`). */
+  readonly channelLocks = new KeyedMutex();
   readonly active = new Map<string, TaskRecord>();
   readonly recentFailures: TaskRecord[] = [];
   readonly opts: ManagerOptions;
@@ -156,7 +180,10 @@ export class Manager {
       const sched = new Scheduler({ recrawl, groupIntervals: opts.groupIntervals ?? DEFAULT_GROUP_INTERVALS, retryDelayMs: opts.retryDelayMs }, clock(), meta);
       const m = new Manager(store, sched, opts, log, clock);
       await store.scan<SchedRecord>('s!', (key, rec) => sched.add(key.slice(2), rec.g, rec.ci, rec));
-      await store.scan<TaskRecord>('ta!', (_key, t) => m.active.set(t.id, t));
+      await store.scan<TaskRecord>('ta!', (_key, t) => {
+        m.active.set(t.id, t);
+        if (sched.has(t.channel)) sched.restoreInFlight(t.channel, t.id, t.issuedAt, t.round);
+      });
       const seqs = await store.get<{ channel: number }>(K.meta('seq'));
       m.channelSeq = seqs?.channel ?? 0;
       const counters = await store.get<Manager['counters']>(K.meta('counters'));
@@ -286,7 +313,7 @@ export class Manager {
   }
 
   async updateChannel(id: string, raw: unknown): Promise<Channel> {
-    return this.lock.run(async () => {
+    return this.channelLocks.run(id, () => this.lock.run(async () => {
       const ch = await this.getChannel(id);
       const next = patchChannel(ch, raw, { now: this.clock(), groupCount: this.groupCount });
       if (next.group !== ch.group) this.sched.setGroup(id, next.group);
@@ -296,12 +323,12 @@ export class Manager {
         { type: 'put', key: K.sched(id), value: this.sched.record(id) },
       ]);
       return next;
-    });
+    }));
   }
 
   /** Deletes a channel and everything stored for it (pages included). */
   async deleteChannel(id: string): Promise<void> {
-    await this.lock.run(async () => {
+    await this.channelLocks.run(id, () => this.lock.run(async () => {
       const ch = await this.getChannel(id);
       const ops: BatchOp[] = [
         { type: 'del', key: K.channel(id) },
@@ -317,7 +344,7 @@ export class Manager {
       for (const k of await this.store.keys(`pv!${id}!`)) ops.push({ type: 'del', key: k });
       await this.store.batch(ops);
       this.sched.remove(id);
-    });
+    }));
   }
 
   async history(id: string): Promise<RecrawlHistoryRecord[]> {
@@ -370,12 +397,13 @@ export class Manager {
         const id = `${ch.id}.${now.toString(36)}.${(this.seq++).toString(36)}`;
         const deadline = now + this.taskTimeout(ch.id);
         const task = buildTask(ch, id, deadline, p.known, p.inter, p.xd);
-        const rec: TaskRecord = { id, channel: ch.id, host: ch.host, issuedAt: now, deadline, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
+        const rec: TaskRecord = { id, channel: ch.id, host: ch.host, issuedAt: now, deadline, round: this.sched.state.rounds, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
         this.sched.markIssued(ch.id, id, now);
         this.active.set(id, rec);
-        ops.push({ type: 'put', key: K.task(id), value: rec });
+        // While a task is active its record lives under ta! only; t! gets it once finished.
+        // The channel's s! record is not rewritten: on restart the active task restores
+        // last-issue time, in-flight id and the submit count (Scheduler.restoreInFlight).
         ops.push({ type: 'put', key: K.active(id), value: rec });
-        ops.push({ type: 'put', key: K.sched(ch.id), value: this.sched.record(ch.id) });
         const hc = coordOf.get(ch.host);
         out.push(hc !== undefined ? { task, channel: ch, hostCoord: hc } : { task, channel: ch });
       });
@@ -415,10 +443,7 @@ export class Manager {
       if (r.status === 'accepted') {
         t.state = 'running';
         if (r.by !== undefined) t.holder = r.by;
-        await this.store.batch([
-          { type: 'put', key: K.task(taskId), value: t },
-          { type: 'put', key: K.active(taskId), value: t },
-        ]);
+        await this.store.batch([{ type: 'put', key: K.active(taskId), value: t }]);
         return;
       }
       await this.failLocked(t, `${r.status}${r.reason !== undefined ? `: ${r.reason}` : ''}`);

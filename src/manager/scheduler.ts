@@ -241,6 +241,17 @@ export class Scheduler {
     return k;
   }
 
+  /** Restart: an active task whose issue was not written to the channel's record. */
+  restoreInFlight(id: string, taskId: string, issuedAt: number, round: number): void {
+    const s = this.slot(id);
+    if (this.inflight[s] === taskId) return;
+    if (issuedAt < this.lastIssued[s]!) return; // an older task; the record is newer
+    this.inflight[s] = taskId;
+    this.lastIssued[s] = issuedAt;
+    this.retryAt[s] = 0;
+    if (round === this.state.rounds) this.state.channels[s]!.subCount += 1;
+  }
+
   markIssued(id: string, taskId: string, nowMs: number): void {
     const s = this.slot(id);
     this.inflight[s] = taskId;

@@ -5,8 +5,8 @@
 // channels, records crawler-reported host RTTs (placing a host with src/coords
 // once ≥ 3 landmarks reported), and exports pages to WARC files.
 //
-// An upload part is applied at most once: the marker u!<task>!<part> is written
-// in the same batch as the part's pages, so a repeated upload (a crawler retry
+// An upload part is applied at most once: its number is added to the task
+// record in the same batch as the part's pages, so a repeated upload (a crawler retry
 // after a lost acknowledgement) is acknowledged without being applied again.
 import { sha1_32 } from '../crawler/hash.js';
 import { placeHost, type Landmark } from '../coords/index.js';
@@ -125,19 +125,21 @@ export class Storage {
       m.counters.uploadsRefused++;
       throw new UploadRefused('orderId and result.taskId differ');
     }
-    let warcPages: WarcPage[] = [];
-    const outcome = await m.lock.run(async () => {
-      const res = await this.applyLocked(msg, r, from);
-      warcPages = res.warc;
-      return res.outcome;
-    });
-    if (this.warc !== null && warcPages.length > 0) {
-      await this.warc.append(warcPages).catch((err: unknown) => m.log.error({ err: String(err) }, 'WARC export failed'));
+    // Serialise per channel (parts of one task, and operator edits of the channel);
+    // the reads run outside the global lock, which is held only to commit.
+    const known = m.active.get(r.taskId) ?? (await m.store.get<TaskRecord>(K.task(r.taskId)));
+    if (known === undefined) {
+      m.counters.uploadsRefused++;
+      throw new UploadRefused(`unknown task ${r.taskId}`);
     }
-    return outcome;
+    const res = await m.channelLocks.run(known.channel, () => this.apply(msg, r, from));
+    if (this.warc !== null && res.warc.length > 0) {
+      await this.warc.append(res.warc).catch((err: unknown) => m.log.error({ err: String(err) }, 'WARC export failed'));
+    }
+    return res.outcome;
   }
 
-  private async applyLocked(msg: UploadIn, r: UploadedResult, from: string): Promise<{ outcome: 'applied' | 'duplicate'; warc: WarcPage[] }> {
+  private async apply(msg: UploadIn, r: UploadedResult, from: string): Promise<{ outcome: 'applied' | 'duplicate'; warc: WarcPage[] }> {
     const m = this.m;
     const store = m.store;
     const now = m.clock();
@@ -145,21 +147,20 @@ export class Storage {
       m.counters.uploadsRefused++;
       throw new UploadRefused(why);
     };
-    if ((await store.get(K.applied(r.taskId, r.part))) !== undefined) {
+    const t0 = m.active.get(r.taskId) ?? (await store.get<TaskRecord>(K.task(r.taskId)));
+    if (t0 === undefined) return refuse(`unknown task ${r.taskId}`);
+    if (t0.applied?.includes(r.part) === true) {
       m.counters.uploadsDuplicate++;
       return { outcome: 'duplicate', warc: [] };
     }
-    const t = m.active.get(r.taskId) ?? (await store.get<TaskRecord>(K.task(r.taskId)));
-    if (t === undefined) return refuse(`unknown task ${r.taskId}`);
-    if (t.holder !== undefined && t.holder !== 'unknown' && t.holder !== from) return refuse('upload from a peer that does not hold this task');
-    if (t.state === 'done') {
+    if (t0.holder !== undefined && t0.holder !== 'unknown' && t0.holder !== from) return refuse('upload from a peer that does not hold this task');
+    if (t0.state === 'done') {
       m.counters.uploadsDuplicate++;
       return { outcome: 'duplicate', warc: [] };
     }
-    const ch = await store.get<Channel>(K.channel(t.channel));
-    if (ch === undefined) return refuse(`channel ${t.channel} no longer exists`);
+    const ch = await store.get<Channel>(K.channel(t0.channel));
+    if (ch === undefined) return refuse(`channel ${t0.channel} no longer exists`);
     if (r.channel.origin !== ch.origin) return refuse('result is for another channel');
-    if (t.holder === undefined || t.holder === 'unknown') t.holder = from;
 
     // Live pages this part: validators of every page fetched (changed or not) plus changed pages.
     const live = new Map<string, { digest: number; depth: number; etag?: string; lastModified?: string }>();
@@ -175,18 +176,17 @@ export class Storage {
     const ops: BatchOp[] = [];
     const warc: WarcPage[] = [];
     const latest = new Map<string, PageLatest>();
-    let stored = 0;
-    let bytes = 0;
+    const d = { revisited: 0, changed: 0, newPages: 0, stored: 0, bytes: 0 };
     urls.forEach((url, i) => {
       const v = live.get(url)!;
       const prev = prevs[i];
       if (prev !== undefined) {
-        t.revisited++;
-        if (prev.digest !== v.digest) t.changed++;
+        d.revisited++;
+        if (prev.digest !== v.digest) d.changed++;
       } else {
-        t.newPages++;
+        d.newPages++;
       }
-      const next: PageLatest = { ...(prev ?? { version: 0 }), digest: v.digest, depth: v.depth, lastSeen: now, lastTask: t.id };
+      const next: PageLatest = { ...(prev ?? { version: 0 }), digest: v.digest, depth: v.depth, lastSeen: now, lastTask: t0.id };
       if (v.etag !== undefined) next.etag = v.etag;
       else delete next.etag;
       if (v.lastModified !== undefined) next.lastModified = v.lastModified;
@@ -197,104 +197,132 @@ export class Storage {
         next.fetchedAt = p.fetchedAt;
         next.bytes = p.bytes;
         if (p.title !== undefined) next.title = p.title;
-        const pv: PageVersion = { ...p, version: next.version, taskId: t.id, crawler: from, storedAt: now };
+        const pv: PageVersion = { ...p, version: next.version, taskId: t0.id, crawler: from, storedAt: now };
         ops.push({ type: 'put', key: K.pageVersion(ch.id, url, next.version), value: pv });
-        stored++;
-        bytes += p.text.length;
+        d.stored++;
+        d.bytes += p.text.length;
         const { text, ...meta } = pv;
         warc.push({ url, fetchedAt: p.fetchedAt, text, meta: { ...meta, channel: ch.id } });
       }
       latest.set(url, next);
       ops.push({ type: 'put', key: K.pageLatest(ch.id, url), value: next });
     });
-    t.parts++;
-    t.pagesStored += stored;
-    t.livePages += live.size;
-    ops.push({ type: 'put', key: K.applied(r.taskId, r.part), value: now });
-    m.counters.uploadsApplied++;
-    m.counters.pagesStored += stored;
-    m.counters.pageBytes += bytes;
+    const success = r.final && SUCCESS_STATUSES.has(r.status);
+    // Reads the final part needs, outside the global lock (this channel is locked).
+    const hadUpdate = m.sched.has(ch.id) && m.sched.channel(ch.id).lastUpdate !== null;
+    const history = success && hadUpdate ? ((await store.get<RecrawlHistoryRecord[]>(K.history(ch.id))) ?? []) : [];
+    const stored = success ? await store.range<PageLatest>(K.pageLatestPrefix(ch.id)) : [];
 
-    if (!r.final) {
-      ops.push({ type: 'put', key: K.task(t.id), value: t });
-      if (m.active.has(t.id)) ops.push({ type: 'put', key: K.active(t.id), value: t });
-      await store.batch(ops);
-      return { outcome: 'applied', warc };
-    }
-
-    // Final part: inter-site URLs, host RTT, and the task's outcome.
-    await this.interSite(ch, r.interSiteUrls, now, ops);
-    await this.hostRtt(ch, msg, from, now, ops);
-    const inFlight = m.sched.has(ch.id) && m.sched.inFlight(ch.id) === t.id;
-    if (!SUCCESS_STATUSES.has(r.status)) {
-      if (m.active.has(t.id)) {
-        await m.failLocked(t, `crawler reported ${r.status}${r.reason !== undefined ? `: ${r.reason}` : ''}`, ops);
-      } else {
-        ops.push({ type: 'put', key: K.task(t.id), value: t });
+    return m.lock.run(async () => {
+      // The task record as it is now (an overdue check may have failed it meanwhile).
+      const t = m.active.get(t0.id) ?? t0;
+      const isActive = m.active.get(t.id) === t;
+      if (t.applied?.includes(r.part) === true) {
+        m.counters.uploadsDuplicate++;
+        return { outcome: 'duplicate' as const, warc: [] };
+      }
+      // The applied part numbers live in the task record, written in this same batch:
+      // a repeated upload of a part is acknowledged without being applied again.
+      t.applied = [...(t.applied ?? []), r.part];
+      if (t.holder === undefined || t.holder === 'unknown') t.holder = from;
+      t.revisited += d.revisited;
+      t.changed += d.changed;
+      t.newPages += d.newPages;
+      t.parts++;
+      t.pagesStored += d.stored;
+      t.livePages += live.size;
+      m.counters.uploadsApplied++;
+      m.counters.pagesStored += d.stored;
+      m.counters.pageBytes += d.bytes;
+      if (!r.final) {
+        ops.push({ type: 'put', key: isActive ? K.active(t.id) : K.task(t.id), value: t });
         await store.batch(ops);
+        return { outcome: 'applied' as const, warc };
       }
-      return { outcome: 'applied', warc };
+      // Final part: inter-site URLs, host RTT, and the task's outcome.
+      await this.interSite(ch, r.interSiteUrls, now, ops);
+      await this.hostRtt(ch, msg, from, now, ops);
+      if (!success) {
+        if (isActive) await m.failLocked(t, `crawler reported ${r.status}${r.reason !== undefined ? `: ${r.reason}` : ''}`, ops);
+        else {
+          ops.push({ type: 'put', key: K.task(t.id), value: t });
+          await store.batch(ops);
+        }
+        return { outcome: 'applied' as const, warc };
+      }
+      const inFlight = isActive && m.sched.has(ch.id) && m.sched.inFlight(ch.id) === t.id;
+      t.state = 'done';
+      t.finishedAt = now;
+      m.active.delete(t.id);
+      ops.push({ type: 'put', key: K.task(t.id), value: t }, { type: 'del', key: K.active(t.id) });
+      if (inFlight) this.finish(ch, t, r, from, now, history, stored, latest, ops);
+      await store.batch(ops);
+      return { outcome: 'applied' as const, warc };
+    });
+  }
+
+  /** A successful recrawl: history, estimator, groups, scheduler, known pages. */
+  private finish(
+    ch: Channel,
+    t: TaskRecord,
+    r: UploadedResult,
+    from: string,
+    now: number,
+    history: RecrawlHistoryRecord[],
+    stored: { key: string; value: PageLatest }[],
+    latest: Map<string, PageLatest>,
+    ops: BatchOp[],
+  ): void {
+    const m = this.m;
+    const prevOk = [...history].reverse().find((h) => SUCCESS_STATUSES.has(h.status));
+    const observation: VisitObservation | null =
+      prevOk !== undefined && now > prevOk.finishedAt ? { interval: (now - prevOk.finishedAt) / MINUTE, revisited: t.revisited, changed: t.changed } : null;
+    history.push({
+      taskId: t.id,
+      issuedAt: t.issuedAt,
+      finishedAt: now,
+      status: r.status,
+      crawler: from,
+      pagesFetched: r.stats.pagesFetched,
+      pagesChanged: r.stats.pagesChanged,
+      revisited: t.revisited,
+      revisitedChanged: t.changed,
+      newPages: t.newPages,
+      downloadMs: r.stats.downloadMs,
+      observation,
+    });
+    if (history.length > HISTORY_KEEP) history.splice(0, history.length - HISTORY_KEEP);
+    const obs = history.flatMap((h) => (h.observation !== null && h.observation.revisited > 0 ? [h.observation] : []));
+    const initial = m.sched.state.groups.map((g) => g.initialInterval);
+    const rate = estimateChangeRate(obs);
+    const ci = changeIntervalOf(rate, ch.changeInterval, initial, m.grouping);
+    const group = ch.pinnedGroup ? ch.group : chooseGroup(ch.group, ci, obs.length, initial, m.grouping);
+    m.sched.markSuccess(ch.id, t.id, now, r.stats.downloadMs);
+    m.sched.setChangeInterval(ch.id, ci);
+    if (group !== ch.group) {
+      m.sched.setGroup(ch.id, group);
+      m.counters.groupMoves++;
+      m.log.info({ channel: ch.id, from: ch.group, to: group, changeIntervalMin: ci }, 'channel moved between priority groups');
     }
-    const wasActive = m.active.has(t.id);
-    t.state = 'done';
-    t.finishedAt = now;
-    m.active.delete(t.id);
-    ops.push({ type: 'put', key: K.task(t.id), value: t }, { type: 'del', key: K.active(t.id) });
-    if (inFlight && wasActive) {
-      const history = (await store.get<RecrawlHistoryRecord[]>(K.history(ch.id))) ?? [];
-      const prevOk = [...history].reverse().find((h) => SUCCESS_STATUSES.has(h.status));
-      const observation: VisitObservation | null =
-        prevOk !== undefined && now > prevOk.finishedAt ? { interval: (now - prevOk.finishedAt) / MINUTE, revisited: t.revisited, changed: t.changed } : null;
-      history.push({
-        taskId: t.id,
-        issuedAt: t.issuedAt,
-        finishedAt: now,
-        status: r.status,
-        crawler: from,
-        pagesFetched: r.stats.pagesFetched,
-        pagesChanged: r.stats.pagesChanged,
-        revisited: t.revisited,
-        revisitedChanged: t.changed,
-        newPages: t.newPages,
-        downloadMs: r.stats.downloadMs,
-        observation,
-      });
-      if (history.length > HISTORY_KEEP) history.splice(0, history.length - HISTORY_KEEP);
-      const obs = history.flatMap((h) => (h.observation !== null && h.observation.revisited > 0 ? [h.observation] : []));
-      const initial = m.sched.state.groups.map((g) => g.initialInterval);
-      const rate = estimateChangeRate(obs);
-      const ci = changeIntervalOf(rate, ch.changeInterval, initial, m.grouping);
-      const group = ch.pinnedGroup ? ch.group : chooseGroup(ch.group, ci, obs.length, initial, m.grouping);
-      m.sched.markSuccess(ch.id, t.id, now, r.stats.downloadMs);
-      m.sched.setChangeInterval(ch.id, ci);
-      if (group !== ch.group) {
-        m.sched.setGroup(ch.id, group);
-        m.counters.groupMoves++;
-        m.log.info({ channel: ch.id, from: ch.group, to: group, changeIntervalMin: ci }, 'channel moved between priority groups');
-      }
-      const next: Channel = { ...ch, changeRate: rate, changeInterval: ci, group, updatedAt: now };
-      if (t.livePages > 0) next.expectedPages = Math.max(ch.expectedPages > 0 ? 1 : 0, t.livePages);
-      ops.push({ type: 'put', key: K.channel(ch.id), value: next });
-      ops.push({ type: 'put', key: K.history(ch.id), value: history });
-      ops.push({ type: 'put', key: K.sched(ch.id), value: m.sched.record(ch.id) });
-      // Known pages for the next task: every stored page; after a complete crawl only those seen in it.
-      const rows = await store.range<PageLatest>(K.pageLatestPrefix(ch.id));
-      const prefix = K.pageLatestPrefix(ch.id);
-      const all = new Map<string, PageLatest>(rows.map((row) => [row.key.slice(prefix.length), row.value]));
-      for (const [u, v] of latest) all.set(u, v);
-      const known: KnownEntry[] = [];
-      for (const [url, v] of all) {
-        if (r.status === 'completed' && v.lastTask !== t.id) continue;
-        const e: KnownEntry = { url, digest: v.digest, depth: v.depth };
-        if (v.etag !== undefined) e.etag = v.etag;
-        if (v.lastModified !== undefined) e.lastModified = v.lastModified;
-        known.push(e);
-      }
-      ops.push({ type: 'put', key: K.known(ch.id), value: known });
-      m.counters.tasksSucceeded++;
+    const next: Channel = { ...ch, changeRate: rate, changeInterval: ci, group, updatedAt: now };
+    if (t.livePages > 0) next.expectedPages = t.livePages;
+    ops.push({ type: 'put', key: K.channel(ch.id), value: next });
+    ops.push({ type: 'put', key: K.history(ch.id), value: history });
+    ops.push({ type: 'put', key: K.sched(ch.id), value: m.sched.record(ch.id) });
+    // Known pages for the next task: every stored page; after a complete crawl only those seen in it.
+    const prefix = K.pageLatestPrefix(ch.id);
+    const all = new Map<string, PageLatest>(stored.map((row) => [row.key.slice(prefix.length), row.value]));
+    for (const [u, v] of latest) all.set(u, v);
+    const known: KnownEntry[] = [];
+    for (const [url, v] of all) {
+      if (r.status === 'completed' && v.lastTask !== t.id) continue;
+      const e: KnownEntry = { url, digest: v.digest, depth: v.depth };
+      if (v.etag !== undefined) e.etag = v.etag;
+      if (v.lastModified !== undefined) e.lastModified = v.lastModified;
+      known.push(e);
     }
-    await store.batch(ops);
-    return { outcome: 'applied', warc };
+    ops.push({ type: 'put', key: K.known(ch.id), value: known });
+    m.counters.tasksSucceeded++;
   }
 
   /** Inter-site URLs → seeds of the channels that contain them, or candidate channels. */

@@ -25,7 +25,6 @@ export const K = {
   pageVersion: (id: string, url: string, v: number) => `pv!${id}!${url}!${String(v).padStart(8, '0')}`,
   task: (id: string) => `t!${id}`,
   active: (id: string) => `ta!${id}`,
-  applied: (task: string, part: number) => `u!${task}!${part}`,
   candidate: (origin: string) => `cd!${origin}`,
   hostRtt: (host: string) => `hr!${host}`,
   hostCoord: (host: string) => `hc!${host}`,

@@ -9,8 +9,13 @@
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { WARCRecord, WARCSerializer } from 'warcio';
 import { USER_AGENT } from '../crawler/limits.js';
+
+const gzipAsync = promisify(gzip);
 
 export interface WarcPage {
   url: string;
@@ -55,21 +60,35 @@ export class WarcExporter {
     if (!this.out.write(buf)) await once(this.out, 'drain');
   }
 
+  /** One gzip member per record (as WARC.gz requires). The block digest is computed
+   * here with node:crypto and set on the record, so warcio does not hash again;
+   * compression runs on libuv's thread pool. */
+  private async record(type: 'conversion' | 'metadata', url: string, date: string, contentType: string, body: Uint8Array): Promise<Uint8Array> {
+    const digest = 'sha256:' + createHash('sha256').update(body).digest('hex');
+    const rec = WARCRecord.create(
+      { url, date, type, warcVersion: 'WARC/1.1', warcHeaders: { 'Content-Type': contentType, 'WARC-Block-Digest': digest, 'WARC-Payload-Digest': digest } },
+      [body],
+    );
+    const raw = await WARCSerializer.serialize(rec, { gzip: false });
+    return gzipAsync(raw, { level: 3 });
+  }
+
   /** Appends pages (serialised; safe to call concurrently). */
   append(pages: WarcPage[]): Promise<void> {
-    const job = this.chain.then(async () => {
-      for (const p of pages) {
+    const enc = new TextEncoder();
+    // Compress in parallel, write in order.
+    const bufs = Promise.all(
+      pages.map(async (p) => {
         const date = new Date(p.fetchedAt).toISOString();
-        const conv = WARCRecord.create(
-          { url: p.url, date, type: 'conversion', warcVersion: 'WARC/1.1', warcHeaders: { 'Content-Type': 'text/plain; charset=utf-8' } },
-          [new TextEncoder().encode(p.text)],
-        );
-        await this.write(await WARCSerializer.serialize(conv, { gzip: true }));
-        const meta = WARCRecord.create(
-          { url: p.url, date, type: 'metadata', warcVersion: 'WARC/1.1', warcHeaders: { 'Content-Type': 'application/json' } },
-          [new TextEncoder().encode(JSON.stringify(p.meta))],
-        );
-        await this.write(await WARCSerializer.serialize(meta, { gzip: true }));
+        return [
+          await this.record('conversion', p.url, date, 'text/plain; charset=utf-8', enc.encode(p.text)),
+          await this.record('metadata', p.url, date, 'application/json', enc.encode(JSON.stringify(p.meta))),
+        ];
+      }),
+    );
+    const job = this.chain.then(async () => {
+      for (const pair of await bufs) {
+        for (const b of pair) await this.write(b);
         this.records += 2;
       }
     });

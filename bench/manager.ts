@@ -1,0 +1,187 @@
+// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--ingest-seconds S] [--no-warc]
+//
+// The manager without the network, on a real LevelDB:
+//   1. populate: N channels through Manager.addChannels (validated, batched);
+//   2. restart: close and reopen (scheduler state rebuilt from the database);
+//   3. scheduler throughput: every channel is due; issueDue builds tasks (seeds,
+//      filters, known digests/validators, deadline) and persists task records;
+//   4. ingest: final upload parts of 10 pages × 20 KB text through the storage
+//      module (validation, versions, validators, estimator, WARC);
+//   5. peak RSS (getrusage maxrss) and a second restart with the issued tasks in flight.
+// Targets (issue 6): ≥ 20 000 tasks/s, ≥ 2 000 pages/s, RSS ≤ 1 GB, restart ≤ 10 s.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sha1_32 } from '../src/crawler/hash.js';
+import type { TaskResult } from '../src/crawler/task.js';
+import { Manager, type IssuedTask } from '../src/manager/manager.js';
+import { Storage } from '../src/manager/storage.js';
+import { WarcExporter } from '../src/manager/warc.js';
+import { createRng } from '../src/rng.js';
+
+const { values } = parseArgs({
+  options: {
+    channels: { type: 'string', default: '1000000' },
+    json: { type: 'boolean', default: false },
+    'data-dir': { type: 'string' },
+    'ingest-seconds': { type: 'string', default: '20' },
+    'issue-seconds': { type: 'string', default: '60' },
+    'no-warc': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const N = Number(values.channels);
+if (!Number.isInteger(N) || N < 100) {
+  console.error('--channels must be an integer ≥ 100');
+  process.exit(2);
+}
+const dir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'volcrawl-bench-mgr-'));
+const say = (s: string) => {
+  if (!values.json) process.stderr.write(s + '\n');
+};
+/** CPU seconds (user + system) this process used since `c`. */
+const cpuSince = (c: NodeJS.CpuUsage) => {
+  const d = process.cpuUsage(c);
+  return (d.user + d.system) / 1e6;
+};
+const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
+const clock = { t: Date.UTC(2026, 0, 1) };
+const now = () => clock.t;
+
+async function main() {
+  // 1. populate
+  let m = await Manager.open({ dataDir: dir, clock: now, warc: false });
+  let t0 = performance.now();
+  const existing = m.sched.size;
+  for (let i = existing; i < N; i += 10_000) {
+    const batch: unknown[] = [];
+    for (let j = i; j < Math.min(N, i + 10_000); j++) batch.push({ url: `http://h${j}.bench.test/`, group: j % 5 });
+    await m.addChannels(batch);
+    if (((i / 10_000) | 0) % 10 === 0) say(`populate: ${Math.min(N, i + 10_000)} / ${N} channels, rss ${(process.memoryUsage.rss() / 2 ** 20).toFixed(0)} MB`);
+  }
+  const populateSeconds = (performance.now() - t0) / 1000;
+  say(`populate: ${N} channels in ${populateSeconds.toFixed(1)} s`);
+
+  // 2. restart
+  await m.close();
+  t0 = performance.now();
+  m = await Manager.open({ dataDir: dir, clock: now, warc: false });
+  const restartSeconds = (performance.now() - t0) / 1000;
+  say(`restart: ${m.sched.size} channels restored in ${restartSeconds.toFixed(2)} s`);
+
+  // 3. scheduler throughput (all channels due)
+  clock.t += 1;
+  let issued = 0;
+  let c0 = process.cpuUsage();
+  const budget = Number(values['issue-seconds']) * 1000;
+  t0 = performance.now();
+  const sample: IssuedTask[] = [];
+  while (issued < N && performance.now() - t0 < budget) {
+    const got = await m.issueDue(5000);
+    if (got.length === 0) break;
+    if (sample.length < 5000) sample.push(...got.slice(0, 5000 - sample.length));
+    issued += got.length;
+  }
+  const issueSeconds = (performance.now() - t0) / 1000;
+  const issueCpu = cpuSince(c0);
+  const scheduledPerSec = issued / issueSeconds;
+  say(`scheduler: ${issued} tasks issued and persisted in ${issueSeconds.toFixed(2)} s = ${scheduledPerSec.toFixed(0)} tasks/s (${(issued / issueCpu).toFixed(0)} per CPU-second of this process)`);
+
+  // 4. ingest 20 KB pages
+  const warc = values['no-warc'] ? null : new WarcExporter(join(dir, 'warc'));
+  const storage = new Storage(m, warc);
+  const rng = createRng(42);
+  const words = Array.from({ length: 2000 }, () => Math.floor(rng.next() * 2 ** 32).toString(36));
+  const text = (k: number) => {
+    let s = '';
+    let i = k;
+    while (s.length < 20_000) s += words[(i = (i * 7919 + 13) % words.length)]! + ' ';
+    return s.slice(0, 20_000);
+  };
+  // Page texts and digests are prepared before the clock starts: the crawler makes them, not the manager.
+  const texts = Array.from({ length: 200 }, (_, i) => text(i));
+  const digests = texts.map((x) => sha1_32(x));
+  let pages = 0;
+  let bytes = 0;
+  const ingestBudget = Number(values['ingest-seconds']) * 1000;
+  t0 = performance.now();
+  let k = 0;
+  c0 = process.cpuUsage();
+  const concurrency = 8;
+  const one = async (it: IssuedTask) => {
+    const ps = Array.from({ length: 10 }, (_, j) => {
+      const x = (k * 10 + j) % texts.length;
+      const body = texts[x]!;
+      return { url: `${it.task.scope.origin}/p/${j}.html`, status: 200, depth: 1, fetchedAt: now(), contentType: 'text/html', bytes: body.length, digest: digests[x]!, text: body, title: `page ${j}` };
+    });
+    k++;
+    const result: TaskResult = {
+      taskId: it.task.id,
+      channel: it.task.scope,
+      part: 0,
+      final: true,
+      status: 'completed',
+      startedAt: now(),
+      finishedAt: now(),
+      pages: ps,
+      validators: ps.map((p) => ({ url: p.url, digest: p.digest, depth: 1 })),
+      newDigests: ps.map((p) => p.digest),
+      interSiteUrls: [],
+      outcomes: { changed: 10 },
+      errors: [],
+      stats: { pagesFetched: 10, pagesChanged: 10, pagesUnchanged: 0, pagesNotModified: 0, pagesFailed: 0, requests: 11, bytes: 200_000, downloadMs: 5000, rttMs: 30, crawlDelayMs: 1000, urlsDiscovered: 10, urlsSpilled: 0 },
+    };
+    await storage.ingest({ orderId: it.task.id, crawler: 'bench', host: it.channel.host, hostRttMs: 30, result }, 'benchPeer');
+    pages += 10;
+    bytes += 200_000;
+  };
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < sample.length && performance.now() - t0 < ingestBudget) await one(sample[next++]!);
+    }),
+  );
+  await warc?.close();
+  const ingestSeconds = (performance.now() - t0) / 1000;
+  const ingestCpu = cpuSince(c0);
+  const ingestPagesPerSec = pages / ingestSeconds;
+  say(`ingest: ${pages} pages (${(bytes / 1e6).toFixed(0)} MB text) in ${ingestSeconds.toFixed(2)} s = ${ingestPagesPerSec.toFixed(0)} pages/s${warc ? ' (WARC on)' : ''} (${(pages / ingestCpu).toFixed(0)} per CPU-second of the main thread)`);
+
+  // 5. restart with the tasks in flight
+  await m.close();
+  t0 = performance.now();
+  m = await Manager.open({ dataDir: dir, clock: now, warc: false });
+  const restartWithTasksSeconds = (performance.now() - t0) / 1000;
+  say(`restart with ${m.active.size} tasks in flight: ${restartWithTasksSeconds.toFixed(2)} s`);
+  await m.close();
+  const peak = peakRssMb();
+  say(`peak RSS ${peak.toFixed(0)} MB`);
+  const out = {
+    channels: N,
+    populateSeconds: +populateSeconds.toFixed(2),
+    restartSeconds: +restartSeconds.toFixed(2),
+    tasksIssued: issued,
+    scheduledPerSec: Math.round(scheduledPerSec),
+    scheduledPerCpuSec: Math.round(issued / issueCpu),
+    ingestPages: pages,
+    ingestPagesPerSec: Math.round(ingestPagesPerSec),
+    ingestPagesPerCpuSec: Math.round(pages / ingestCpu),
+    loadAverage: +loadavg()[0]!.toFixed(2),
+    cpus: cpus().length,
+    warc: warc !== null,
+    restartWithTasksSeconds: +restartWithTasksSeconds.toFixed(2),
+    peakRssMb: Math.round(peak),
+    targets: { scheduledPerSec: 20_000, ingestPagesPerSec: 2000, peakRssMb: 1024, restartSeconds: 10 },
+  };
+  if (values.json) process.stdout.write(JSON.stringify(out) + '\n');
+  else {
+    const ok = (b: boolean) => (b ? 'ok' : 'MISSED');
+    say(
+      `targets: scheduler ${ok(out.scheduledPerSec >= 20_000)}, ingest ${ok(out.ingestPagesPerSec >= 2000)}, RSS ${ok(out.peakRssMb <= 1024)}, restart ${ok(out.restartSeconds <= 10)}`,
+    );
+  }
+  if (!values.keep && values['data-dir'] === undefined) rmSync(dir, { recursive: true, force: true });
+}
+
+await main();
