@@ -201,5 +201,5 @@ export function parseHtml(html: string, pageUrl: URL, opts: { maxLinks?: number;
   if (text.includes('&')) text = decodeHTML(text);
   text = collapseWhitespace(text).slice(0, maxText);
   if (title.includes('&')) title = decodeHTML(title);
-  return { links, title: collapseWhitespace(title), text, noindex, nofollow, linksDropped };
+  return { links, title: collapseWhitespace(title).slice(0, 1000), text, noindex, nofollow, linksDropped };
 }

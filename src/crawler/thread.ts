@@ -138,7 +138,7 @@ class TaskThread {
 
   private fail(url: string, outcome: Outcome, detail?: string): void {
     this.count(outcome);
-    if (this.errors.length < 100) this.errors.push(detail ? { url, outcome, detail } : { url, outcome });
+    if (this.errors.length < 100) this.errors.push(detail ? { url, outcome, detail: detail.slice(0, 500) } : { url, outcome });
   }
 
   async run(): Promise<ThreadOutcome> {
@@ -297,6 +297,10 @@ class TaskThread {
   }
 
   private reportInterSite(url: string): void {
+    if (url.length > this.limits.maxUrlLength) {
+      this.count('url-too-long');
+      return;
+    }
     if (this.interSite.has(url)) return;
     if (this.interSite.size >= this.limits.maxInterSiteUrls) return;
     if (this.knownInterSite.size > 0 && this.knownInterSite.has(sha1_32(url))) return;
@@ -451,7 +455,7 @@ class TaskThread {
       status: s,
       depth,
       fetchedAt,
-      contentType: r.headers['content-type'] ?? '',
+      contentType: (r.headers['content-type'] ?? '').slice(0, 256),
       bytes: body.length,
       digest,
       ...validators,
@@ -523,7 +527,8 @@ function pickValidators(h: Record<string, string>, known: KnownPage | undefined)
   const out: { etag?: string; lastModified?: string } = {};
   const etag = h['etag'] ?? known?.etag;
   const lm = h['last-modified'] ?? known?.lastModified;
-  if (etag) out.etag = etag;
-  if (lm) out.lastModified = lm;
+  // Oversized validators would make the next task invalid (TASK schema caps): drop them.
+  if (etag && etag.length <= 512) out.etag = etag;
+  if (lm && lm.length <= 128) out.lastModified = lm;
   return out;
 }

@@ -1,6 +1,7 @@
 // Crawls the local test web for real (no mocked fetch).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha1_32 } from '../../src/crawler/hash.js';
+import { resultSchema } from '../../src/manager/result-schema.js';
 import { runTask } from '../../src/crawler/thread.js';
 import { pagePath, TestWeb } from '../web/testweb.js';
 import { CollectSink, pathOf, siteTask } from './helpers.js';
@@ -285,9 +286,17 @@ describe('bad responses', () => {
     expect(pages.get('/bad/noindex.html')!.text).toBe('');
     expect(site.stats.paths).not.toContain('/bad/never-followed');
     expect(pages.has('/bad/malformed.html')).toBe(true);
+    // Oversized validators are dropped, long titles and content types cut, so the next task stays valid.
+    const odd = pages.get('/bad/huge-etag.html')!;
+    expect(odd.etag).toBeUndefined();
+    expect(odd.lastModified).toBeUndefined();
+    expect(odd.title!.length).toBeLessThanOrEqual(1000);
+    expect(odd.contentType.length).toBeLessThanOrEqual(256);
     // the cross-host redirect target is an inter-site URL
     expect(f.interSiteUrls).toContain(web.site('other').url('/from-redirect'));
     expect(f.stats.pagesFailed).toBeGreaterThanOrEqual(11);
+    // Every part satisfies the storage side's upload schema (contract with src/manager).
+    for (const p of sink.parts) expect(resultSchema.safeParse(p).error).toBeUndefined();
   });
 
   it('reports an unresolvable host as refused', async () => {

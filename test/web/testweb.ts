@@ -397,6 +397,11 @@ export class Site {
         return void res.end('<html><head><title>mal<formed</head><body><p><b><i>unclosed <a href="/bad/404">still a link<div></span></p></a><a href=/bad/500 >unquoted</a><<<>>><a href="');
       case '/bad/noindex.html':
         return this.sendHtml(req, res, '<html><head><meta name="robots" content="noindex, nofollow"><title>hidden</title></head><body>secret text <a href="/bad/never-followed">x</a></body></html>');
+      case '/bad/huge-etag.html': {
+        const body = Buffer.from(`<html><head><title>${'long title '.repeat(500)}</title></head><body>odd validators</body></html>`);
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8; ' + 'x'.repeat(400), etag: `"${'e'.repeat(1000)}"`, 'last-modified': 'x'.repeat(300), 'content-length': String(body.length) });
+        return void res.end(body);
+      }
       case '/bad/404':
         res.writeHead(404, { 'content-type': 'text/html' });
         return void res.end(html('not found'));
@@ -433,6 +438,7 @@ export const BAD_PATHS = [
   '/bad/unknown-charset.html',
   '/bad/malformed.html',
   '/bad/noindex.html',
+  '/bad/huge-etag.html',
   '/bad/404',
   '/bad/500',
   '/bad/trap/',
