@@ -38,6 +38,7 @@ export interface SchedRecord {
   suc: number;
   fail: number;
   round: number;
+  gs?: number; // gapSum (minutes), when src/recrawl keeps it
   lu: number | null; // lastUpdate (minutes)
   ut: number[]; // updateTimes (minutes)
   dt: number[]; // downloadTimes (minutes)
@@ -111,16 +112,19 @@ export class Scheduler {
     if (this.slotOf.has(id)) throw new Error(`channel ${id} already scheduled`);
     const st = this.state;
     const sameRound = rec !== undefined && rec.round === st.rounds;
-    const c: ChannelRecord = {
+    // `gapSum` is being added to src/recrawl's ChannelRecord (hInterval from update
+    // gaps); set it when present, without depending on it (hence the cast).
+    const c = {
       group: rec?.g ?? group,
       changeInterval: rec?.ci ?? changeInterval,
       subCount: sameRound ? rec.sub : 0,
       sucCount: sameRound ? rec.suc : 0,
       failCount: sameRound ? rec.fail : 0,
+      gapSum: sameRound ? (rec.gs ?? 0) : 0,
       lastUpdate: rec?.lu ?? null,
       updateTimes: rec?.ut ?? [],
       downloadTimes: rec?.dt ?? [],
-    };
+    } as ChannelRecord;
     if (!(c.group >= 0 && c.group < st.groups.length)) c.group = st.groups.length - 1;
     const slot = st.channels.length;
     st.channels.push(c);
@@ -307,6 +311,7 @@ export class Scheduler {
       suc: c.sucCount,
       fail: c.failCount,
       round: this.state.rounds,
+      gs: (c as { gapSum?: number }).gapSum ?? 0,
       lu: c.lastUpdate,
       ut: c.updateTimes,
       dt: c.downloadTimes,

@@ -42,7 +42,8 @@ function strategyArg(v: string): StrategyName {
   return v as StrategyName;
 }
 
-function rateCapArg(v: string): number {
+function rateCapArg(v: string): number | null {
+  if (v === 'off' || v === 'none') return null;
   const n = Number(v);
   if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number (e.g. 2 = at most twice the change rate)');
   return n;
@@ -55,7 +56,7 @@ export interface ServeFlags {
   httpPort: number;
   httpHost: string;
   strategy: StrategyName;
-  rateCap?: number;
+  rateCap?: number | null;
   lan: boolean;
   warc: boolean;
   sync: boolean;
@@ -158,7 +159,7 @@ export function registerServe(program: Command): void {
     .option('--http-port <port>', 'operator HTTP API port (0 = any free port)', intArg('--http-port', 0, 65535), 8787)
     .option('--http-host <addr>', 'operator HTTP API bind address', '127.0.0.1')
     .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')}`, strategyArg, 'iir')
-    .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3 suggests 2)", rateCapArg)
+    .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3; 'off' for no cap)", rateCapArg, 2)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)
     .option('--no-warc', 'do not write WARC files')
     .option('--sync', 'fsync every database write (power-loss safe, slower)', false)

@@ -70,7 +70,7 @@ export class WarcExporter {
       [body],
     );
     const raw = await WARCSerializer.serialize(rec, { gzip: false });
-    return gzipAsync(raw, { level: 3 });
+    return gzipAsync(raw, { level: 1 });
   }
 
   /** Appends pages (serialised; safe to call concurrently). */
