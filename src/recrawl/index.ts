@@ -83,6 +83,9 @@ export interface ChannelRecord {
   failCount: number;
   /** Time of the last successful update, or null. */
   lastUpdate: number | null;
+  /** Sum of the gaps between consecutive updates that ended in this window (the
+   * first measured from the previous update, or from the state's creation). */
+  gapSum: number;
   /** Times and download times of the last L updates, oldest first. */
   updateTimes: number[];
   downloadTimes: number[];
@@ -113,6 +116,8 @@ export interface RecrawlState {
   omegas: number[];
   /** ICR: success rate of the whole system at the last round (encourage step). */
   lastSystemSuccessRate: number;
+  /** When the state was created (the reference of a channel's first gap). */
+  createdAt: number;
 }
 
 export interface ChannelSpec {
@@ -177,6 +182,7 @@ export function createRecrawlState(
       sucCount: 0,
       failCount: 0,
       lastUpdate: null,
+      gapSum: 0,
       updateTimes: [],
       downloadTimes: [],
     })),
@@ -188,6 +194,7 @@ export function createRecrawlState(
     deltaT: groups[0]!.initialInterval,
     omegas,
     lastSystemSuccessRate: 0,
+    createdAt: now,
   };
 }
 
@@ -200,6 +207,7 @@ export function recordSubmit(state: RecrawlState, channel: number, _t: number): 
 export function recordSuccess(state: RecrawlState, channel: number, t: number, downloadTime: number): void {
   const c = state.channels[channel]!;
   c.sucCount += 1;
+  c.gapSum += t - (c.lastUpdate ?? state.createdAt);
   c.lastUpdate = t;
   c.updateTimes.push(t);
   c.downloadTimes.push(downloadTime);
@@ -245,12 +253,12 @@ export function checkPriorities(intervals: readonly number[], sigma: number, mu:
   return out;
 }
 
-/** Mean gap between successful updates in the current window, for one channel:
- * window length / updates (the exposure estimate; with no update, the window
- * length itself, a lower bound on the true gap). */
-export function historyInterval(c: ChannelRecord, windowStart: number, now: number): number {
-  const w = Math.max(now - windowStart, 0);
-  return w / Math.max(1, c.sucCount);
+/** hInterval of a channel: the mean gap between consecutive successful updates over
+ * the gaps that ended in the current window (the first of them measured from the
+ * update before the window, or from the state's creation). null when the channel had
+ * no update in the window: it then has no say in its group's new interval. */
+export function historyInterval(c: ChannelRecord): number | null {
+  return c.sucCount > 0 ? c.gapSum / c.sucCount : null;
 }
 
 /** Update rate and mean download time of a channel from its last L updates.
@@ -342,6 +350,7 @@ function resetWindow(state: RecrawlState, now: number): void {
     c.subCount = 0;
     c.sucCount = 0;
     c.failCount = 0;
+    c.gapSum = 0;
   }
   state.windowStart = now;
   state.triggerCount = 0;
@@ -358,8 +367,11 @@ export function reassignIIR(state: RecrawlState, now: number): RoundReport {
   const sub = new Array<number>(k).fill(0);
   const suc = new Array<number>(k).fill(0);
   for (const c of state.channels) {
-    sumIv[c.group]! += historyInterval(c, state.windowStart, now);
-    cnt[c.group]! += 1;
+    const hi = historyInterval(c);
+    if (hi !== null) {
+      sumIv[c.group]! += hi;
+      cnt[c.group]! += 1;
+    }
     sub[c.group]! += c.subCount;
     suc[c.group]! += c.sucCount;
   }
@@ -368,7 +380,8 @@ export function reassignIIR(state: RecrawlState, now: number): RoundReport {
   const enc: boolean[] = [];
   for (let g = 0; g < k; g++) {
     const grp = state.groups[g]!;
-    let iv = cnt[g]! > 0 && now > state.windowStart ? sumIv[g]! / cnt[g]! : grp.interval;
+    // A group none of whose channels was updated in the window keeps its interval.
+    let iv = cnt[g]! > 0 ? sumIv[g]! / cnt[g]! : grp.interval;
     const rate = sub[g]! > 0 ? suc[g]! / sub[g]! : null;
     let e = false;
     if (rate !== null) {

@@ -74,9 +74,10 @@ describe('IIR', () => {
     recordFailure(s, 3, 90);
     expect(shouldReassign(s, 100)).toBe(true);
     const r = maybeReassign(s, 100)!;
-    // g0: hIntervals 100/2 = 50 and 100/4 = 25 → 37.5; rate 6/8 > 0 → × 0.5 = 18.75
-    // g1: 100/1 = 100 and (no update) 100 → 100; rate 1/4 > 0 → 50; within [1.25, 4] × 18.75
-    expect(r.intervals).toEqual([18.75, 50]);
+    // g0: ch0 gaps 30 (from creation), 30 → 30; ch1 gaps 70, 0, 0, 0 → 17.5; mean 23.75;
+    //     rate 6/8 > 0 → × 0.5 = 11.875
+    // g1: ch2 gap 80 → 80; ch3 no update → no say; rate 1/4 > 0 → 40 ≤ 4 × 11.875
+    expect(r.intervals).toEqual([11.875, 40]);
     expect(r.encouraged).toEqual([true, true]);
     expect(s.channels[0]!.subCount).toBe(0);
     expect(s.windowStart).toBe(100);
@@ -89,22 +90,22 @@ describe('IIR', () => {
     successes(s, 1, 2, 160);
     successes(s, 2, 1, 170);
     const r2 = reassign(s, 200)!;
-    // g0: 100/1 = 100 and 100/2 = 50 → 75; rate 3/4 = 0.75 not > 0.75 → no encouragement
-    // g1: 100 and 100 → 100; rate 1/2 > 1/4 → 50; 50 < 75 → raised to 1.25 × 75 = 93.75
-    expect(r2.intervals).toEqual([75, 93.75]);
+    // g0: ch0 gap 150 − 60 = 90; ch1 gaps 90, 0 → 45; mean 67.5; rate 3/4 = 0.75 not > 0.75
+    // g1: ch2 gap 170 − 80 = 90; rate 1/2 > 1/4 → 45 < 67.5 → raised to 1.25 × 67.5 = 84.375
+    expect(r2.intervals).toEqual([67.5, 84.375]);
     expect(r2.encouraged).toEqual([false, true]);
-    expect(groupInterval(s, 1)).toBe(93.75);
+    expect(groupInterval(s, 1)).toBe(84.375);
   });
 
-  it('caps a lower group at μ × the group above', () => {
+  it('caps a lower group at μ × the group above; a group without updates keeps its interval', () => {
     const s = twoGroups();
     submits(s, 0, 10);
     submits(s, 1, 10);
-    successes(s, 0, 10, 5);
-    successes(s, 1, 10, 5);
-    // g0 hInterval 100/10 = 10 → × 0.5 = 5; g1: no submits, no updates → 100 > 4 × 5 → 20
+    successes(s, 0, 10, 50);
+    successes(s, 1, 10, 50);
+    // g0: gaps 50, 0 × 9 → 5 per channel → × 0.5 = 2.5; g1: no updates → keeps 20 > 4 × 2.5 → 10
     const r = reassign(s, 100)!;
-    expect(r.intervals).toEqual([5, 20]);
+    expect(r.intervals).toEqual([2.5, 10]);
     expect(r.successRates[1]).toBeNull();
   });
 
