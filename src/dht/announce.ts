@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import type { CID } from 'multiformats/cid';
 import type { Coordinate } from '../coords/index.js';
-import { announceCells, DEFAULT_CELLS, type Cell, type CellOptions } from './cells.js';
+import { announceCells, DEFAULT_CELLS, insideWithMargin, type Cell, type CellOptions } from './cells.js';
 
 export interface AnnouncerOptions {
   libp2p: Libp2p;
@@ -17,6 +17,9 @@ export interface AnnouncerOptions {
   checkMs?: number;
   /** Do not announce before the coordinate's error estimate is below this. */
   maxError?: number;
+  /** Minimum gap between re-announcements after a cell change, ms: a drifting
+   * coordinate must not turn into a storm of provides. */
+  minGapMs?: number;
   log?: Logger;
 }
 
@@ -25,6 +28,7 @@ export class Announcer {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
   private busy = false;
+  private lastAt = -Infinity;
   announcements = 0;
 
   constructor(private readonly o: AnnouncerOptions) {}
@@ -54,11 +58,19 @@ export class Announcer {
     if (c.error > (this.o.maxError ?? 0.75)) return;
     this.busy = true;
     try {
-      const want = announceCells(c, this.o.cells ?? DEFAULT_CELLS);
+      const cellOpts = this.o.cells ?? DEFAULT_CELLS;
+      // Keep an announced cell while the coordinate stays within a quarter
+      // cell of it, so jitter on an edge does not cause re-announcements.
+      const want = announceCells(c, cellOpts).map((fresh) => {
+        const old = [...this.current.values()].find((x) => x.level === fresh.level);
+        return old !== undefined && insideWithMargin(c, old, 0.25, cellOpts) ? old : fresh;
+      });
       const wantNames = new Set(want.map((x) => x.name));
       const added = want.filter((x) => !this.current.has(x.name));
       const removed = [...this.current.values()].filter((x) => !wantNames.has(x.name));
       if (added.length === 0 && removed.length === 0) return;
+      if (this.current.size > 0 && performance.now() - this.lastAt < (this.o.minGapMs ?? 30_000)) return;
+      this.lastAt = performance.now();
       for (const cell of removed) {
         this.current.delete(cell.name);
         await this.cancel(cell.cid);

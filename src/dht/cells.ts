@@ -6,7 +6,7 @@
 // indices — a space-filling curve, so a level-L key is the bit-prefix of the
 // level-(L+1) keys inside it — and the DHT key is the SHA-256 of
 // "volcrawl/cell/v1/<d>/<L>/<morton>". Crawlers provide the keys of their cells
-// at every level from `minLevel` (coarse, ~1 s cells) to `maxLevel` (fine);
+// at every level from `minLevel` (coarse, 512 ms cells) to `maxLevel` (16 ms);
 // a lookup for a host starts at the finest level around the host's coordinate
 // and widens one level at a time.
 import { createHash } from 'node:crypto';
@@ -29,7 +29,7 @@ export interface CellOptions {
   maxDims: number;
 }
 
-export const DEFAULT_CELLS: CellOptions = { span: 4096, minLevel: 2, maxLevel: 9, maxDims: 3 };
+export const DEFAULT_CELLS: CellOptions = { span: 4096, minLevel: 3, maxLevel: 8, maxDims: 3 };
 
 export interface Cell {
   level: number;
@@ -138,6 +138,18 @@ export function cellSide(level: number, opts: CellOptions = DEFAULT_CELLS): numb
 /** The DHT key for hash routing of a host whose coordinate is unknown. */
 export function hostKey(hostname: string): CID {
   return keyCid(`volcrawl/host/v1/${hostname.toLowerCase()}`);
+}
+
+/** True if `c` lies inside `cell` grown by `margin` × its side on every axis
+ * (hysteresis: a coordinate jittering on a cell edge keeps its cell). */
+export function insideWithMargin(c: CoordVec, cell: Cell, margin: number, opts: CellOptions = DEFAULT_CELLS): boolean {
+  const side = cellSide(cell.level, opts);
+  for (let a = 0; a < cell.dims; a++) {
+    const x = c.vec[a] ?? 0;
+    const lo = -opts.span / 2 + cell.index[a]! * side;
+    if (x < lo - margin * side || x > lo + side + margin * side) return false;
+  }
+  return true;
 }
 
 export function sameCells(a: Cell[], b: Cell[]): boolean {

@@ -2,7 +2,7 @@
 // stream, length-prefixed JSON, ≤ 4 KiB each way.
 //
 //   request  { t: 'probe' | 'info' | 'bye', coord?, load?, crawler? }
-//   reply    { coord?, load?, crawler }
+//   reply    { coord?, load?, crawler, turnaroundMs? }
 //
 // A `probe` is timed by the caller (write → reply) and feeds Vivaldi with the
 // RTT and the remote's coordinate and error; both sides also learn each other's
@@ -40,6 +40,10 @@ const replySchema = z.object({
   coord: coordSchema.optional(),
   load: loadSchema.optional(),
   crawler: z.boolean(),
+  /** Responder's own turnaround (request read → reply written) beyond any
+   * imposed delay, ms; subtracted from the measured RTT so a busy responder's
+   * queueing does not count as network distance (as NTP does). */
+  turnaroundMs: z.number().finite().min(0).max(60_000).optional(),
 });
 export type CoordReply = z.infer<typeof replySchema>;
 
@@ -61,6 +65,8 @@ export interface CoordServiceOptions {
   /** Size of the near-neighbour set sampled from. */
   nearCount?: number;
   timeoutMs?: number;
+  /** RTT samples per peer whose minimum feeds Vivaldi. */
+  minWindow?: number;
   log?: Logger;
 }
 
@@ -71,8 +77,11 @@ export class CoordService {
   private inflight = 0;
   private readonly limiter = new PeerRateLimiter({ perSecond: 50, burst: 100 });
   private readonly closing = new AbortController();
+  private readonly windows = new Map<string, number[]>();
   /** Accepted Vivaldi samples. */
   samples = 0;
+  probesOk = 0;
+  probesFailed = 0;
 
   constructor(opts: CoordServiceOptions) {
     this.o = opts;
@@ -146,7 +155,11 @@ export class CoordService {
       if (this.inflight >= maxInflight) break;
       this.inflight++;
       void this.probe(id)
-        .catch((err: unknown) => this.o.log?.debug({ peer: id, err: String(err) }, 'coordinate probe failed'))
+        .then(() => this.probesOk++)
+        .catch((err: unknown) => {
+          this.probesFailed++;
+          this.o.log?.debug({ peer: id, err: String(err) }, 'coordinate probe failed');
+        })
         .finally(() => this.inflight--);
     }
     this.schedule(this.o.intervalMs ?? 1000);
@@ -155,10 +168,21 @@ export class CoordService {
   /** Measures the RTT to `peer`, learns its coordinate and load, updates Vivaldi. */
   async probe(peer: string): Promise<number> {
     const { reply, rttMs } = await this.request(peer, 'probe');
-    if (reply.coord !== undefined && this.o.vivaldi !== undefined && reply.crawler) {
-      if (this.o.vivaldi.update(fromWireCoord(reply.coord), rttMs, peer)) this.samples++;
+    // Queueing only ever adds delay: feed Vivaldi the minimum of the last few
+    // samples to this peer (as ping's min RTT), not the latest.
+    let w = this.windows.get(peer);
+    if (w === undefined) {
+      if (this.windows.size >= 4096) this.windows.delete(this.windows.keys().next().value!);
+      w = [];
+      this.windows.set(peer, w);
     }
-    return rttMs;
+    w.push(rttMs);
+    if (w.length > (this.o.minWindow ?? 4)) w.shift();
+    const best = Math.min(...w);
+    if (reply.coord !== undefined && this.o.vivaldi !== undefined && reply.crawler) {
+      if (this.o.vivaldi.update(fromWireCoord(reply.coord), best, peer)) this.samples++;
+    }
+    return best;
   }
 
   /** Asks `peer` for its coordinate and load without measuring. */
@@ -193,8 +217,9 @@ export class CoordService {
       const t0 = performance.now();
       await ch.write({ t, coord: this.myCoord(), load, crawler: this.o.crawler });
       const raw = await ch.read();
-      const rttMs = performance.now() - t0;
+      const elapsed = performance.now() - t0;
       const reply = replySchema.parse(raw);
+      const rttMs = Math.max(0.05, elapsed - Math.min(reply.turnaroundMs ?? 0, elapsed * 0.9));
       this.o.peers.note(peer, {
         coord: reply.coord !== undefined ? fromWireCoord(reply.coord) : undefined,
         load: reply.load,
@@ -218,6 +243,8 @@ export class CoordService {
     const ch = jsonChannel(stream, COORD_MAX_BYTES, this.o.timeoutMs ?? 10_000);
     try {
       const req = requestSchema.parse(await ch.read());
+      const tIn = performance.now();
+      let imposed = 0;
       if (req.t === 'bye') {
         this.o.peers.markDown(remote);
       } else {
@@ -230,8 +257,10 @@ export class CoordService {
       if (req.t === 'probe' && this.o.probeDelay !== undefined) {
         const ms = this.o.probeDelay(remote);
         if (ms > 0) await sleep(ms, this.closing.signal);
+        imposed = ms;
       }
-      await ch.write({ coord: this.myCoord(), load: this.o.load?.(), crawler: this.o.crawler });
+      const turnaroundMs = Math.max(0, performance.now() - tIn - imposed);
+      await ch.write({ coord: this.myCoord(), load: this.o.load?.(), crawler: this.o.crawler, turnaroundMs });
       await ch.close();
     } catch (err) {
       this.o.log?.debug({ peer: remote, err: String(err) }, 'bad coordinate request');

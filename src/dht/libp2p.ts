@@ -33,6 +33,9 @@ export interface Libp2pOptions {
   /** Inbound connections per second accepted from one IP (libp2p default 5;
    * a one-host test network needs far more). */
   inboundConnectionThreshold?: number;
+  /** Multiply libp2p's dial/upgrade/negotiation timeouts (a heavily loaded
+   * one-process test network needs more than the defaults). */
+  timeoutScale?: number;
 }
 
 export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<VolcrawlLibp2p> {
@@ -48,7 +51,11 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
     streamMuxers: [yamux()],
     connectionManager: {
       maxConnections: opts.maxConnections ?? 200,
-      dialTimeout: opts.dialTimeoutMs ?? 10_000,
+      dialTimeout: opts.dialTimeoutMs ?? 10_000 * (opts.timeoutScale ?? 1),
+      addressDialTimeout: 6_000 * (opts.timeoutScale ?? 1),
+      inboundUpgradeTimeout: 10_000 * (opts.timeoutScale ?? 1),
+      inboundStreamProtocolNegotiationTimeout: 10_000 * (opts.timeoutScale ?? 1),
+      outboundStreamProtocolNegotiationTimeout: 10_000 * (opts.timeoutScale ?? 1),
       ...(opts.inboundConnectionThreshold !== undefined
         ? { inboundConnectionThreshold: opts.inboundConnectionThreshold, maxIncomingPendingConnections: Math.max(10, opts.inboundConnectionThreshold) }
         : {}),

@@ -74,6 +74,8 @@ export interface VolunteerNodeOptions {
   announceCheckMs?: number;
   /** Announce once the Vivaldi error estimate is below this. */
   announceMaxError?: number;
+  /** Minimum gap between re-announcements when the cell changes, ms. */
+  announceMinGapMs?: number;
   cells?: CellOptions;
   maxHops?: number;
   taskRateLimit?: RateLimitOptions;
@@ -82,6 +84,9 @@ export interface VolunteerNodeOptions {
   /** Inbound connections per second from one IP (see Libp2pOptions). */
   inboundConnectionThreshold?: number;
   maxConnections?: number;
+  dialTimeoutMs?: number;
+  /** See Libp2pOptions.timeoutScale. */
+  timeoutScale?: number;
   log: Logger;
 }
 
@@ -156,6 +161,7 @@ export class VolunteerNode {
       cells: o.cells,
       checkMs: o.announceCheckMs,
       maxError: o.announceMaxError,
+      minGapMs: o.announceMinGapMs,
       log: o.log,
     });
     this.receiver = new TaskReceiver<Task>({
@@ -195,6 +201,8 @@ export class VolunteerNode {
       providerTtlMs: o.providerTtlMs,
       inboundConnectionThreshold: o.inboundConnectionThreshold,
       maxConnections: o.maxConnections,
+      dialTimeoutMs: o.dialTimeoutMs,
+      timeoutScale: o.timeoutScale,
     });
     const node = new VolunteerNode(libp2p, o);
     try {

@@ -124,38 +124,42 @@ export class TestNet {
         seed: deriveSeed(this.o.seed ?? 7, `node${i}`),
         vivaldi: this.o.vivaldi,
         probeDelay: this.probeDelay(i),
-        coordIntervalMs: this.o.coordIntervalMs ?? 150,
-        coordFanout: this.o.coordFanout ?? 3,
+        coordIntervalMs: this.o.coordIntervalMs ?? 1000,
+        coordFanout: this.o.coordFanout ?? 2,
         providerTtlMs: this.o.providerTtlMs ?? 60_000,
-        announceCheckMs: 500,
+        announceCheckMs: 1000,
+        announceMinGapMs: 20_000,
+        announceMaxError: process.env.NOANN ? -1 : undefined,
         cells: this.o.cells,
         taskRateLimit: this.o.taskRateLimit,
         routerCacheTtlMs: this.o.routerCacheTtlMs,
         inboundConnectionThreshold: 10_000,
+        bootstrapTimeoutMs: 120_000,
+        timeoutScale: 6,
         log: this.log.child({ node: i }),
       });
     const first = await mk(0, []);
     this.nodes[0] = first;
     const boot = first.multiaddrs().filter((a) => a.includes('127.0.0.1'));
-    for (let b = 1; b < this.index.length; b += 10) {
+    for (let b = 1; b < this.index.length; b += 4) {
       const batch = [];
-      for (let i = b; i < Math.min(b + 10, this.index.length); i++) batch.push(mk(i, boot).then((n) => (this.nodes[i] = n)));
+      for (let i = b; i < Math.min(b + 4, this.index.length); i++) batch.push(mk(i, boot).then((n) => (this.nodes[i] = n)));
       await Promise.all(batch);
     }
     // Manager: signs orders, routes them; not a crawler.
-    const mlibp2p = await createVolcrawlLibp2p({ privateKey: mkey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, providerTtlMs: this.o.providerTtlMs ?? 60_000, inboundConnectionThreshold: 10_000 });
+    const mlibp2p = await createVolcrawlLibp2p({ privateKey: mkey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, providerTtlMs: this.o.providerTtlMs ?? 60_000, inboundConnectionThreshold: 10_000, timeoutScale: 6 });
     const peers = new PeerTable();
     const coords = new CoordService({ libp2p: mlibp2p, peers, crawler: false, rng: createRng(1), log: this.log });
     await coords.start();
-    await mlibp2p.dial(first.libp2p.getMultiaddrs()[0]!);
+    await dialAny(mlibp2p, this.nodes);
     const router = new Router({ libp2p: mlibp2p, peers, coords, cells: this.o.cells, cacheTtlMs: this.o.routerCacheTtlMs ?? 2_000, log: this.log });
     this.manager = { key: mkey, id: mid, libp2p: mlibp2p, peers, coords, router };
     // Storage: receives uploads.
     const skey = await generateKeyPair('Ed25519');
-    const slibp2p = await createVolcrawlLibp2p({ privateKey: skey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, inboundConnectionThreshold: 10_000 });
+    const slibp2p = await createVolcrawlLibp2p({ privateKey: skey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, inboundConnectionThreshold: 10_000, timeoutScale: 6 });
     const receiver = new UploadReceiver({ libp2p: slibp2p, onUpload: (m) => void this.uploads.push(m), log: this.log });
     await receiver.start();
-    await slibp2p.dial(first.libp2p.getMultiaddrs()[0]!);
+    await dialAny(slibp2p, this.nodes);
     this.storage = { libp2p: slibp2p, receiver, id: slibp2p.peerId.toString() };
   }
 
@@ -221,6 +225,23 @@ export class TestNet {
     await this.manager?.libp2p.stop();
     await this.storage?.libp2p.stop();
   }
+}
+
+/** Dials a few of the nodes, retrying: a loaded loopback network drops some dials. */
+async function dialAny(libp2p: VolcrawlLibp2p, nodes: VolunteerNode[]): Promise<void> {
+  let ok = 0;
+  let lastErr: unknown;
+  for (let attempt = 0; attempt < 10 && ok === 0; attempt++) {
+    for (const n of nodes.slice(attempt % nodes.length, (attempt % nodes.length) + 3)) {
+      try {
+        await libp2p.dial(n.libp2p.getMultiaddrs()[0]!, { signal: AbortSignal.timeout(60_000) });
+        ok++;
+      } catch (err) {
+        lastErr = err;
+      }
+    }
+  }
+  if (ok === 0) throw lastErr instanceof Error ? lastErr : new Error('could not dial the test network');
 }
 
 export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition', stepMs = 200): Promise<void> {

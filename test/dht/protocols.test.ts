@@ -1,0 +1,82 @@
+// Protocol-level checks between two or three real libp2p nodes on loopback.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import { peerIdFromPrivateKey } from '@libp2p/peer-id';
+import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { UploadReceiver, uploadResult, UploadRefusedError, type UploadMessage } from '../../src/dht/upload.js';
+import { PeerRateLimiter } from '../../src/dht/rate-limit.js';
+import { CoordService } from '../../src/dht/coord-protocol.js';
+import { PeerTable } from '../../src/dht/peers.js';
+import { VivaldiNode } from '../../src/coords/index.js';
+import { createRng } from '../../src/rng.js';
+
+describe('rate limiter', () => {
+  it('allows a burst, then the refill rate, per peer', () => {
+    let t = 0;
+    const rl = new PeerRateLimiter({ perSecond: 2, burst: 3 }, () => t);
+    expect([rl.take('a'), rl.take('a'), rl.take('a'), rl.take('a')]).toEqual([true, true, true, false]);
+    expect(rl.take('b')).toBe(true);
+    t = 500;
+    expect(rl.take('a')).toBe(true);
+    expect(rl.take('a')).toBe(false);
+  });
+});
+
+describe('upload and coordinate protocols', () => {
+  let crawler: VolcrawlLibp2p;
+  let storage: VolcrawlLibp2p;
+  const got: UploadMessage[] = [];
+  let refuse = false;
+  beforeAll(async () => {
+    crawler = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
+    storage = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
+    await new UploadReceiver({
+      libp2p: storage,
+      onUpload: (m) => {
+        if (refuse) throw new Error('disk full');
+        got.push(m);
+      },
+    }).start();
+  });
+  afterAll(async () => {
+    await crawler.stop();
+    await storage.stop();
+  });
+
+  it('uploads a result to the storage endpoint the task names and waits for its ack', async () => {
+    const endpoint = { peer: storage.peerId.toString(), protocol: '/volcrawl/upload/1.0.0', addrs: storage.getMultiaddrs().map(String) };
+    await uploadResult(crawler, endpoint, { orderId: 'o1', host: 'a.example', hostRttMs: 42, result: { taskId: 't1', part: 0, final: true, status: 'completed' } });
+    expect(got).toHaveLength(1);
+    expect(got[0]!.crawler).toBe(crawler.peerId.toString());
+    expect(got[0]!.hostRttMs).toBe(42);
+    refuse = true;
+    await expect(uploadResult(crawler, endpoint, { orderId: 'o2', host: 'a.example', hostRttMs: null, result: { taskId: 't2', part: 0, final: true, status: 'completed' } })).rejects.toThrow(UploadRefusedError);
+    refuse = false;
+  });
+
+  it('fails cleanly when the storage peer is unreachable', async () => {
+    const ghost = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString();
+    await expect(
+      uploadResult(crawler, { peer: ghost, protocol: '/volcrawl/upload/1.0.0', addrs: ['/ip4/127.0.0.1/tcp/1'] }, { orderId: 'o3', host: 'a', hostRttMs: null, result: { taskId: 't3', part: 0, final: true, status: 'completed' } }, { attempts: 2, timeoutMs: 2000 }),
+    ).rejects.toThrow(/upload/);
+  });
+
+  it('a coordinate probe measures the imposed delay and carries the remote coordinate', async () => {
+    const peersA = new PeerTable();
+    const peersB = new PeerTable();
+    const a = new CoordService({ libp2p: crawler, peers: peersA, vivaldi: new VivaldiNode({}, createRng(1)), crawler: true, rng: createRng(2), load: () => ({ running: 1, queued: 0, free: 3 }) });
+    const b = new CoordService({ libp2p: storage, peers: peersB, vivaldi: new VivaldiNode({}, createRng(3)), crawler: true, rng: createRng(4), probeDelay: () => 80, load: () => ({ running: 0, queued: 0, free: 4 }) });
+    await a.start();
+    await b.start();
+    await crawler.dial(storage.getMultiaddrs()[0]!);
+    const rtt = await a.probe(storage.peerId.toString());
+    expect(rtt).toBeGreaterThanOrEqual(79);
+    expect(peersA.get(storage.peerId.toString())?.coord).toBeDefined();
+    expect(peersA.get(storage.peerId.toString())?.load?.free).toBe(4);
+    expect(peersB.get(crawler.peerId.toString())?.load?.running).toBe(1);
+    await a.bye(storage.peerId.toString());
+    expect(peersB.get(crawler.peerId.toString())?.down).toBe(true);
+    await a.stop();
+    await b.stop();
+  });
+});
