@@ -1,4 +1,4 @@
-// Crawler benchmark (`npm run bench:crawler [-- --json] [-- --quick]`).
+// Crawler benchmark (`npm run bench:crawler [-- --json] [-- --quick] [-- --node-flags="..."]`).
 //
 // The local test web runs in a child process so the RSS measured is the
 // crawler's; each phase runs in its own child process too, so one phase's
@@ -119,8 +119,11 @@ async function phaseMain(phase: string, origins: string[]): Promise<void> {
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
-function startChild(argv: string[]): { child: ChildProcess; lines: AsyncIterator<string> } {
-  const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
+/** Extra node flags for the crawler phases, e.g. --node-flags="--max-semi-space-size=2" (default: none). */
+const nodeFlags = (args.find((a) => a.startsWith('--node-flags=')) ?? '--node-flags=').slice('--node-flags='.length).split(' ').filter(Boolean);
+
+function startChild(argv: string[], flags: string[] = []): { child: ChildProcess; lines: AsyncIterator<string> } {
+  const child = spawn(process.execPath, [...flags, ...argv], { stdio: ['pipe', 'pipe', 'inherit'] });
   const rl = createInterface({ input: child.stdout! });
   return { child, lines: rl[Symbol.asyncIterator]() };
 }
@@ -144,11 +147,12 @@ async function main(): Promise<void> {
   };
   try {
     log(`test web up: ${CHANNELS} channels × ${PAGES} pages of ~${PAGE_BYTES / 1000} KB, one channel of ${BIG_PAGES} pages of ~${BIG_PAGE_BYTES / 1000} KB`);
-    const multi = startChild(['bin/run-ts.js', here, '--phase', 'multi', ...Array.from({ length: CHANNELS }, (_, i) => origins[`c${i}`] as string)]);
+    if (nodeFlags.length) log(`crawler phases run with node ${nodeFlags.join(' ')}`);
+    const multi = startChild(['bin/run-ts.js', here, '--phase', 'multi', ...Array.from({ length: CHANNELS }, (_, i) => origins[`c${i}`] as string)], nodeFlags);
     const { first, second } = JSON.parse(await firstLine(multi.lines)) as { first: PhaseResult; second: PhaseResult };
     log(`first crawl: ${first.pages} pages, ${(first.bytes / 1e6).toFixed(1)} MB in ${first.seconds.toFixed(2)} s (crawler CPU ${first.cpuSeconds.toFixed(2)} s), peak RSS ${first.peakRssMb.toFixed(0)} MB (${first.baselineRssMb.toFixed(0)} MB before crawling) [${first.statuses.join(',')}]`);
     log(`recrawl:     ${second.pages} pages (${second.notModified} × 304) in ${second.seconds.toFixed(2)} s (crawler CPU ${second.cpuSeconds.toFixed(2)} s)`);
-    const big = startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string]);
+    const big = startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string], nodeFlags);
     const { big: b } = JSON.parse(await firstLine(big.lines)) as { big: PhaseResult };
     log(`big channel: ${b.pages} pages, ${(b.bytes / 1e6).toFixed(1)} MB in ${b.seconds.toFixed(1)} s, ${b.spilled} URLs spilled, peak RSS ${b.peakRssMb.toFixed(0)} MB (${b.baselineRssMb.toFixed(0)} MB before crawling) [${b.statuses.join(',')}]`);
     const result = {
@@ -167,6 +171,7 @@ async function main(): Promise<void> {
       channels: CHANNELS,
       pagesPerChannel: PAGES,
       pageBytes: PAGE_BYTES,
+      nodeFlags: nodeFlags.join(' '),
     };
     if (json) process.stdout.write(JSON.stringify(result) + '\n');
     else {

@@ -35,7 +35,8 @@ export class Spool {
   private push(s: string): void {
     this.buf.push(s);
     this.bufLen += s.length;
-    if (this.bufLen >= 256 * 1024) this.flush();
+    // A small buffer: page text written out quickly dies young instead of being promoted to the old generation.
+    if (this.bufLen >= 32 * 1024) this.flush();
   }
 
   flush(): void {
