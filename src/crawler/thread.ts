@@ -279,8 +279,7 @@ class TaskThread {
       this.reportInterSite(url);
       return;
     }
-    if (this.seen.has(url)) return;
-    this.seen.add(url);
+    if (!this.seen.add(url)) return; // already discovered (one hash for the test and the insert)
     if (depth > this.task.maxDepth) {
       this.count('depth-limit');
       return;
