@@ -8,6 +8,8 @@ import { Parser } from 'htmlparser2';
 export interface ExtractedLink {
   url: string;
   nofollow: boolean;
+  /** The parsed form of `url` (saves re-parsing). */
+  parsed: URL;
 }
 
 export interface ParsedPage {
@@ -195,7 +197,7 @@ export function parseHtml(html: string, pageUrl: URL, opts: { maxLinks?: number;
   const links: ExtractedLink[] = [];
   for (const l of rawLinks) {
     const u = normaliseUrl(l.href, base);
-    if (u) links.push({ url: u.href, nofollow: l.nofollow || nofollow });
+    if (u) links.push({ url: u.href, nofollow: l.nofollow || nofollow, parsed: u });
   }
   let text = textParts.join(' ');
   if (text.includes('&')) text = decodeHTML(text);

@@ -264,16 +264,19 @@ class TaskThread {
    * URLseen allow); outside → an inter-site URL. Seeds and known pages skip
    * the filters.
    */
-  private consider(url: string, depth: number, trusted: boolean): void {
+  private consider(url: string, depth: number, trusted: boolean, parsed?: URL): void {
     if (url.length > this.limits.maxUrlLength) {
       this.count('url-too-long');
       return;
     }
     let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      return;
+    if (parsed) u = parsed;
+    else {
+      try {
+        u = new URL(url);
+      } catch {
+        return;
+      }
     }
     if (!inScope(u, this.task.scope)) {
       this.reportInterSite(url);
@@ -435,7 +438,7 @@ class TaskThread {
           this.count('nofollow');
           continue;
         }
-        this.consider(l.url, depth + 1, false);
+        this.consider(l.url, depth + 1, false, l.parsed);
       }
     }
     const unchanged = this.pageSeen.has(digest) || known?.digest === digest;
