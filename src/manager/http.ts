@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ConflictError, NotFoundError, type Manager } from './manager.js';
 import { ValidationError } from './model.js';
+import { K } from './store.js';
 import type { ManagerNode } from './network.js';
 import { CandidateConflict, CandidateNotFound, type Storage } from './storage.js';
 
@@ -142,6 +143,7 @@ export async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerR
         inFlight: s.inFlight(id),
         updates: s.channel(id).updateTimes.length,
       },
+      hostCoord: (await m.store.get(K.hostCoord(ch.host))) ?? null,
       history: await m.history(id),
     });
   }
@@ -176,7 +178,7 @@ export async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerR
     const limit = intParam(u, 'limit', 100, 10_000);
     const body: Record<string, unknown> = { queued: t.queued, issued: t.issued, running: t.running, failedRecent: t.failedRecent.length };
     if (state === 'failed') body.tasks = t.failedRecent.slice(0, limit);
-    else if (state === 'running' || state === 'issued') body.tasks = t.active.filter((x) => x.state === state).slice(0, limit);
+    else if (state === 'running' || state === 'issued') body.tasks = await m.activeTasks(limit, state);
     else if (state === 'queued') body.channels = m.sched.listDue(m.clock(), limit);
     else if (state !== null) throw new HttpError(400, 'state must be queued, issued, running or failed');
     return send(res, 200, body);

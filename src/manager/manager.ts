@@ -135,7 +135,6 @@ export class Manager {
   readonly lock = new Mutex();
   /** Per-channel serialisation of uploads and operator edits (taken before `lock`). */
   readonly channelLocks = new KeyedMutex();
-  readonly active = new Map<string, TaskRecord>();
   readonly recentFailures: TaskRecord[] = [];
   readonly opts: ManagerOptions;
   readonly grouping: GroupingOptions;
@@ -180,16 +179,17 @@ export class Manager {
       const sched = new Scheduler({ recrawl, groupIntervals: opts.groupIntervals ?? DEFAULT_GROUP_INTERVALS, retryDelayMs: opts.retryDelayMs }, clock(), meta);
       const m = new Manager(store, sched, opts, log, clock);
       await store.scan<SchedRecord>('s!', (key, rec) => sched.add(key.slice(2), rec.g, rec.ci, rec));
+      let active = 0;
       await store.scan<TaskRecord>('ta!', (_key, t) => {
-        m.active.set(t.id, t);
-        if (sched.has(t.channel)) sched.restoreInFlight(t.channel, t.id, t.issuedAt, t.round);
+        active++;
+        if (sched.has(t.channel)) sched.restoreInFlight(t.channel, t.id, t.issuedAt, t.round, t.deadline, t.state === 'running');
       });
       const seqs = await store.get<{ channel: number }>(K.meta('seq'));
       m.channelSeq = seqs?.channel ?? 0;
       const counters = await store.get<Manager['counters']>(K.meta('counters'));
       if (counters !== undefined) Object.assign(m.counters, counters);
       if (meta === undefined) await store.batch([{ type: 'put', key: K.meta('recrawl'), value: sched.meta() }]);
-      log.info({ channels: sched.size, active: m.active.size, strategy: sched.state.options.strategy }, 'manager state restored');
+      log.info({ channels: sched.size, active, strategy: sched.state.options.strategy }, 'manager state restored');
       return m;
     } catch (err) {
       await store.close();
@@ -398,8 +398,7 @@ export class Manager {
         const deadline = now + this.taskTimeout(ch.id);
         const task = buildTask(ch, id, deadline, p.known, p.inter, p.xd);
         const rec: TaskRecord = { id, channel: ch.id, host: ch.host, issuedAt: now, deadline, round: this.sched.state.rounds, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
-        this.sched.markIssued(ch.id, id, now);
-        this.active.set(id, rec);
+        this.sched.markIssued(ch.id, id, now, deadline);
         // While a task is active its record lives under ta! only; t! gets it once finished.
         // The channel's s! record is not rewritten: on restart the active task restores
         // last-issue time, in-flight id and the submit count (Scheduler.restoreInFlight).
@@ -435,18 +434,35 @@ export class Manager {
     return this.dispatching.size;
   }
 
-  /** Records where a task went; a task no crawler took fails at once. */
+  /** True while the task is in flight (issued or running). */
+  isActive(taskId: string): boolean {
+    const ch = channelOfTask(taskId);
+    return this.sched.has(ch) && this.sched.inFlight(ch) === taskId;
+  }
+
+  /** The record of a task in flight (from ta!), or undefined. */
+  async activeTask(taskId: string): Promise<TaskRecord | undefined> {
+    if (!this.isActive(taskId)) return undefined;
+    return this.store.get<TaskRecord>(K.active(taskId));
+  }
+
+  /** Records where a task went; a task no crawler took fails at once. Serialised
+   * with the channel's uploads so a fast upload and this bookkeeping never race. */
   async onDispatched(taskId: string, r: DispatchResult): Promise<void> {
-    await this.lock.run(async () => {
-      const t = this.active.get(taskId);
+    await this.channelLocks.run(channelOfTask(taskId), async () => {
+      const t = await this.activeTask(taskId);
       if (t === undefined || t.state !== 'issued') return;
-      if (r.status === 'accepted') {
-        t.state = 'running';
-        if (r.by !== undefined) t.holder = r.by;
-        await this.store.batch([{ type: 'put', key: K.active(taskId), value: t }]);
-        return;
-      }
-      await this.failLocked(t, `${r.status}${r.reason !== undefined ? `: ${r.reason}` : ''}`);
+      await this.lock.run(async () => {
+        if (!this.isActive(taskId)) return;
+        if (r.status === 'accepted') {
+          t.state = 'running';
+          if (r.by !== undefined && t.holder === undefined) t.holder = r.by;
+          this.sched.setRunning(t.channel, taskId);
+          await this.store.batch([{ type: 'put', key: K.active(taskId), value: t }]);
+          return;
+        }
+        await this.failLocked(t, `${r.status}${r.reason !== undefined ? `: ${r.reason}` : ''}`);
+      });
     });
   }
 
@@ -455,7 +471,6 @@ export class Manager {
     t.state = 'failed';
     t.reason = reason;
     t.finishedAt = now;
-    this.active.delete(t.id);
     const ops: BatchOp[] = [{ type: 'put', key: K.task(t.id), value: t }, { type: 'del', key: K.active(t.id) }, ...extra];
     if (this.sched.has(t.channel) && this.sched.markFailure(t.channel, t.id, now)) {
       ops.push({ type: 'put', key: K.sched(t.channel), value: this.sched.record(t.channel) });
@@ -469,18 +484,21 @@ export class Manager {
 
   /** Marks tasks past their deadline (plus grace) as failed; their channels become due. */
   async failOverdue(): Promise<number> {
-    return this.lock.run(async () => {
-      const now = this.clock();
-      let n = 0;
-      for (const t of [...this.active.values()]) {
-        if (now > t.deadline + this.graceMs) {
-          await this.failLocked(t, 'deadline passed without a final upload');
+    const due = this.sched.overdue(this.clock(), this.graceMs, 10_000);
+    let n = 0;
+    for (const [ch, taskId] of due) {
+      await this.channelLocks.run(ch, async () => {
+        const t = await this.activeTask(taskId);
+        await this.lock.run(async () => {
+          if (!this.isActive(taskId)) return;
+          const rec: TaskRecord = t ?? { id: taskId, channel: ch, host: '', issuedAt: 0, deadline: 0, round: 0, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
+          await this.failLocked(rec, 'deadline passed without a final upload');
           this.counters.tasksOverdue++;
           n++;
-        }
-      }
-      return n;
-    });
+        });
+      });
+    }
+    return n;
   }
 
   /** Runs the recrawl strategy's reassignment if its trigger fired; persists the new state. */
@@ -509,19 +527,21 @@ export class Manager {
   // ------------------------------------------------------------ reporting
 
   /** Tasks by state: queued = channels due now, not yet issued. */
-  taskSummary(): { queued: number; issued: number; running: number; failedRecent: TaskRecord[]; active: TaskRecord[] } {
-    let issued = 0;
-    let running = 0;
-    for (const t of this.active.values()) {
-      if (t.state === 'running') running++;
-      else issued++;
-    }
-    return { queued: this.sched.countDue(this.clock()), issued, running, failedRecent: [...this.recentFailures].reverse(), active: [...this.active.values()] };
+  taskSummary(): { queued: number; issued: number; running: number; failedRecent: TaskRecord[] } {
+    const f = this.sched.countInFlight();
+    return { queued: this.sched.countDue(this.clock()), issued: f.issued, running: f.running, failedRecent: [...this.recentFailures].reverse() };
+  }
+
+  /** Records of tasks in flight (at most `limit`). */
+  async activeTasks(limit: number, state?: 'issued' | 'running'): Promise<TaskRecord[]> {
+    const ids = this.sched.inFlightTasks(limit, state).map(([, t]) => t);
+    const recs = await this.store.getMany<TaskRecord>(ids.map((id) => K.active(id)));
+    return recs.filter((r): r is TaskRecord => r !== undefined);
   }
 
   /** Per group: size, interval, and the paper's update quality (equation 5 restricted
    * to the group): mean over its channels of λ_actual / λ_expected. */
-  groups(): { group: number; channels: number; intervalMinutes: number; initialIntervalMinutes: number; updateQuality: number | null; weight: number }[] {
+  groups(): { group: number; channels: number; updated: number; intervalMinutes: number; initialIntervalMinutes: number; updateQuality: number | null; weight: number }[] {
     const st = this.sched.state;
     const k = st.groups.length;
     const now = this.clock() / MINUTE;
@@ -538,6 +558,7 @@ export class Manager {
     return st.groups.map((g, i) => ({
       group: i,
       channels: size[i]!,
+      updated: cnt[i]!,
       intervalMinutes: g.interval,
       initialIntervalMinutes: g.initialInterval,
       updateQuality: cnt[i]! > 0 ? sum[i]! / cnt[i]! : null,
@@ -553,13 +574,19 @@ export class Manager {
     let n = 0;
     for (const g of gs) {
       if (g.updateQuality === null) continue;
-      // group mean × members with updates ≈ sum; use channel counts as weights
-      w += g.weight * g.updateQuality * g.channels;
-      u += g.updateQuality * g.channels;
-      n += g.channels;
+      // Σ over channels with at least one update of R_g × λ_actual / λ_expected, / N
+      w += g.weight * g.updateQuality * g.updated;
+      u += g.updateQuality * g.updated;
+      n += g.updated;
     }
     return n > 0 ? { weighted: w / n, unweighted: u / n } : { weighted: null, unweighted: null };
   }
+}
+
+/** The channel id of a task id (`<channel>.<time36>.<seq36>`). */
+export function channelOfTask(taskId: string): string {
+  const i = taskId.indexOf('.');
+  return i < 0 ? taskId : taskId.slice(0, i);
 }
 
 /** Builds the crawler task for a channel (paper §2.1 fields), trimmed to fit an order. */

@@ -63,6 +63,9 @@ export class Scheduler {
   private lastIssued: number[] = [];
   private retryAt: number[] = [];
   private inflight: (string | null)[] = [];
+  /** Deadline (epoch ms) of the task in flight, and whether a crawler accepted it. */
+  private deadline: number[] = [];
+  private running: number[] = [];
   private cursor = 0;
   readonly retryDelayMs: number;
   readonly groupIntervals: readonly number[];
@@ -133,6 +136,8 @@ export class Scheduler {
     this.lastIssued.push(rec?.li ?? 0);
     this.retryAt.push(rec?.ra ?? 0);
     this.inflight.push(rec?.fl ?? null);
+    this.deadline.push(0);
+    this.running.push(0);
     this.count(c, +1);
   }
 
@@ -161,12 +166,16 @@ export class Scheduler {
       this.lastIssued[s] = this.lastIssued[last]!;
       this.retryAt[s] = this.retryAt[last]!;
       this.inflight[s] = this.inflight[last]!;
+      this.deadline[s] = this.deadline[last]!;
+      this.running[s] = this.running[last]!;
     }
     st.channels.pop();
     this.ids.pop();
     this.lastIssued.pop();
     this.retryAt.pop();
     this.inflight.pop();
+    this.deadline.pop();
+    this.running.pop();
     this.slotOf.delete(id);
     if (this.cursor > this.ids.length) this.cursor = 0;
   }
@@ -239,15 +248,53 @@ export class Scheduler {
     return k;
   }
 
-  countInFlight(): number {
-    let k = 0;
-    for (const f of this.inflight) if (f !== null) k++;
-    return k;
+  /** Tasks in flight: issued (not yet accepted by a crawler) and running. */
+  countInFlight(): { issued: number; running: number } {
+    let issued = 0;
+    let running = 0;
+    for (let s = 0; s < this.inflight.length; s++) {
+      if (this.inflight[s] === null) continue;
+      if (this.running[s] === 1) running++;
+      else issued++;
+    }
+    return { issued, running };
+  }
+
+  /** A crawler accepted the task in flight. */
+  setRunning(id: string, taskId: string): boolean {
+    const s = this.slot(id);
+    if (this.inflight[s] !== taskId) return false;
+    this.running[s] = 1;
+    return true;
+  }
+
+  /** Tasks in flight whose deadline + grace has passed: [channel, task]. */
+  overdue(nowMs: number, graceMs: number, limit = Infinity): [string, string][] {
+    const out: [string, string][] = [];
+    for (let s = 0; s < this.inflight.length && out.length < limit; s++) {
+      const t = this.inflight[s];
+      if (t !== null && t !== undefined && nowMs > this.deadline[s]! + graceMs) out.push([this.ids[s]!, t]);
+    }
+    return out;
+  }
+
+  /** Up to `limit` tasks in flight, optionally only issued or only running: [channel, task]. */
+  inFlightTasks(limit: number, state?: 'issued' | 'running'): [string, string][] {
+    const out: [string, string][] = [];
+    for (let s = 0; s < this.inflight.length && out.length < limit; s++) {
+      const t = this.inflight[s];
+      if (t === null || t === undefined) continue;
+      if (state !== undefined && (this.running[s] === 1) !== (state === 'running')) continue;
+      out.push([this.ids[s]!, t]);
+    }
+    return out;
   }
 
   /** Restart: an active task whose issue was not written to the channel's record. */
-  restoreInFlight(id: string, taskId: string, issuedAt: number, round: number): void {
+  restoreInFlight(id: string, taskId: string, issuedAt: number, round: number, deadline: number, running: boolean): void {
     const s = this.slot(id);
+    this.deadline[s] = deadline;
+    this.running[s] = running ? 1 : 0;
     if (this.inflight[s] === taskId) return;
     if (issuedAt < this.lastIssued[s]!) return; // an older task; the record is newer
     this.inflight[s] = taskId;
@@ -256,9 +303,11 @@ export class Scheduler {
     if (round === this.state.rounds) this.state.channels[s]!.subCount += 1;
   }
 
-  markIssued(id: string, taskId: string, nowMs: number): void {
+  markIssued(id: string, taskId: string, nowMs: number, deadline: number): void {
     const s = this.slot(id);
     this.inflight[s] = taskId;
+    this.deadline[s] = deadline;
+    this.running[s] = 0;
     this.lastIssued[s] = nowMs;
     this.retryAt[s] = 0;
     recordSubmit(this.state, s, toMin(nowMs));
@@ -271,6 +320,8 @@ export class Scheduler {
     if (this.inflight[s] !== taskId) return false;
     this.inflight[s] = null;
     this.retryAt[s] = 0;
+    this.deadline[s] = 0;
+    this.running[s] = 0;
     recordSuccess(this.state, s, toMin(nowMs), toMin(Math.max(0, downloadMs)));
     return true;
   }
@@ -280,6 +331,8 @@ export class Scheduler {
     const s = this.slot(id);
     if (this.inflight[s] !== taskId) return false;
     this.inflight[s] = null;
+    this.deadline[s] = 0;
+    this.running[s] = 0;
     this.retryAt[s] = nowMs + Math.min(this.retryDelayMs, channelInterval(this.state, s) * MINUTE);
     recordFailure(this.state, s, toMin(nowMs));
     return true;

@@ -127,7 +127,7 @@ export class Storage {
     }
     // Serialise per channel (parts of one task, and operator edits of the channel);
     // the reads run outside the global lock, which is held only to commit.
-    const known = m.active.get(r.taskId) ?? (await m.store.get<TaskRecord>(K.task(r.taskId)));
+    const known = (await m.activeTask(r.taskId)) ?? (await m.store.get<TaskRecord>(K.task(r.taskId)));
     if (known === undefined) {
       m.counters.uploadsRefused++;
       throw new UploadRefused(`unknown task ${r.taskId}`);
@@ -147,7 +147,7 @@ export class Storage {
       m.counters.uploadsRefused++;
       throw new UploadRefused(why);
     };
-    const t0 = m.active.get(r.taskId) ?? (await store.get<TaskRecord>(K.task(r.taskId)));
+    const t0 = (await m.activeTask(r.taskId)) ?? (await store.get<TaskRecord>(K.task(r.taskId)));
     if (t0 === undefined) return refuse(`unknown task ${r.taskId}`);
     if (t0.applied?.includes(r.part) === true) {
       m.counters.uploadsDuplicate++;
@@ -214,9 +214,11 @@ export class Storage {
     const stored = success ? await store.range<PageLatest>(K.pageLatestPrefix(ch.id)) : [];
 
     return m.lock.run(async () => {
-      // The task record as it is now (an overdue check may have failed it meanwhile).
-      const t = m.active.get(t0.id) ?? t0;
-      const isActive = m.active.get(t.id) === t;
+      // Whether the task is still in flight (an overdue check may have failed it meanwhile;
+      // it takes this channel's lock, so t0 is otherwise current).
+      const t = t0;
+      const isActive = m.isActive(t.id);
+      if (!isActive && t.state !== 'failed' && t.state !== 'done') t.state = 'failed';
       if (t.applied?.includes(r.part) === true) {
         m.counters.uploadsDuplicate++;
         return { outcome: 'duplicate' as const, warc: [] };
@@ -253,7 +255,6 @@ export class Storage {
       const inFlight = isActive && m.sched.has(ch.id) && m.sched.inFlight(ch.id) === t.id;
       t.state = 'done';
       t.finishedAt = now;
-      m.active.delete(t.id);
       ops.push({ type: 'put', key: K.task(t.id), value: t }, { type: 'del', key: K.active(t.id) });
       if (inFlight) this.finish(ch, t, r, from, now, history, stored, latest, ops);
       await store.batch(ops);

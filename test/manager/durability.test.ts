@@ -41,7 +41,7 @@ describe('durability', () => {
     expect(m.sched.size).toBe(20);
     const tasks = acked.find((l) => l.startsWith('acked tasks '))!.slice('acked tasks '.length).split(',');
     const uploaded = acked.find((l) => l.startsWith('acked upload '))!.slice('acked upload '.length);
-    for (const id of tasks) expect(m.active.has(id)).toBe(id !== uploaded);
+    for (const id of tasks) expect(m.isActive(id)).toBe(id !== uploaded);
     const ch = uploaded.split('.')[0]!;
     const pages = await new Storage(m).latest(ch);
     expect(pages.map((p) => p.text)).toEqual(['stored before the crash']);

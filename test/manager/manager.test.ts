@@ -95,7 +95,7 @@ describe('channel database', () => {
     const m2 = await s.restart();
     expect((await m2.getChannel(ch.id)).origin).toBe('http://site.test');
     expect(m2.sched.size).toBe(1);
-    expect(m2.active.has(it2!.task.id)).toBe(true);
+    expect(m2.isActive(it2!.task.id)).toBe(true);
     expect(m2.sched.inFlight(ch.id)).toBe(it2!.task.id);
     expect(m2.sched.channel(ch.id).updateTimes.length).toBe(1);
     expect(m2.sched.channel(ch.id).subCount).toBe(2);
@@ -153,7 +153,7 @@ describe('channel database', () => {
     s.clock.advance(31_000);
     // restart while overdue: the in-flight task is restored, then failed
     const m2 = await s.restart();
-    expect(m2.active.has(t1!.task.id)).toBe(true);
+    expect(m2.isActive(t1!.task.id)).toBe(true);
     expect(await m2.failOverdue()).toBe(1);
     expect(m2.sched.channel(ch.id).failCount).toBe(1);
     expect(await m2.issueDue()).toEqual([]); // retry delay
