@@ -20,6 +20,8 @@ export interface AnnouncerOptions {
   /** Minimum gap between re-announcements after a cell change, ms: a drifting
    * coordinate must not turn into a storm of provides. */
   minGapMs?: number;
+  /** Extra readiness condition (e.g. enough Vivaldi samples). */
+  ready?: () => boolean;
   log?: Logger;
 }
 
@@ -55,7 +57,8 @@ export class Announcer {
   async check(): Promise<void> {
     if (this.busy || !this.running) return;
     const c = this.o.coord();
-    if (c.error > (this.o.maxError ?? 0.75)) return;
+    if (c.error > (this.o.maxError ?? 0.5)) return;
+    if (this.o.ready !== undefined && !this.o.ready()) return;
     this.busy = true;
     try {
       const cellOpts = this.o.cells ?? DEFAULT_CELLS;
@@ -75,18 +78,18 @@ export class Announcer {
         this.current.delete(cell.name);
         await this.cancel(cell.cid);
       }
-      await Promise.all(
-        added.map(async (cell) => {
-          this.current.set(cell.name, cell);
-          try {
-            await this.o.libp2p.contentRouting.provide(cell.cid, { signal: AbortSignal.timeout(30_000) });
-            this.announcements++;
-          } catch (err) {
-            // The local record exists; kad-dht's re-provider retries the network part.
-            this.o.log?.debug({ cell: cell.name, err: String(err) }, 'provide failed');
-          }
-        }),
-      );
+      // One provide at a time, coarse first: each is a DHT query and
+      // coarse cells matter most for finding anyone at all.
+      for (const cell of [...added].reverse()) {
+        this.current.set(cell.name, cell);
+        try {
+          await this.o.libp2p.contentRouting.provide(cell.cid, { signal: AbortSignal.timeout(60_000) });
+          this.announcements++;
+        } catch (err) {
+          // The local record exists; kad-dht's re-provider retries the network part.
+          this.o.log?.debug({ cell: cell.name, err: String(err) }, 'provide failed');
+        }
+      }
       this.o.log?.debug({ added: added.map((x) => x.name), removed: removed.length }, 'announced cells');
     } finally {
       this.busy = false;

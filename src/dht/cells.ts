@@ -6,7 +6,7 @@
 // indices — a space-filling curve, so a level-L key is the bit-prefix of the
 // level-(L+1) keys inside it — and the DHT key is the SHA-256 of
 // "volcrawl/cell/v1/<d>/<L>/<morton>". Crawlers provide the keys of their cells
-// at every level from `minLevel` (coarse, 512 ms cells) to `maxLevel` (16 ms);
+// at levels 8, 6, 4, 2 (cells of 16, 64, 256 and 1024 ms);
 // a lookup for a host starts at the finest level around the host's coordinate
 // and widens one level at a time.
 import { createHash } from 'node:crypto';
@@ -27,9 +27,19 @@ export interface CellOptions {
   maxLevel: number;
   /** Only the first `maxDims` coordinate axes are used for cells. */
   maxDims: number;
+  /** Levels used: maxLevel, maxLevel − step, … ≥ minLevel (each provide is a
+   * DHT query, so fewer levels means cheaper announcements). */
+  levelStep: number;
 }
 
-export const DEFAULT_CELLS: CellOptions = { span: 4096, minLevel: 3, maxLevel: 8, maxDims: 3 };
+export const DEFAULT_CELLS: CellOptions = { span: 4096, minLevel: 2, maxLevel: 8, maxDims: 3, levelStep: 2 };
+
+/** The levels in use, finest first. */
+export function levels(opts: CellOptions = DEFAULT_CELLS): number[] {
+  const out: number[] = [];
+  for (let l = opts.maxLevel; l >= opts.minLevel; l -= Math.max(1, opts.levelStep)) out.push(l);
+  return out;
+}
 
 export interface Cell {
   level: number;
@@ -96,9 +106,7 @@ export function cellAt(c: CoordVec, level: number, opts: CellOptions = DEFAULT_C
 
 /** The cells a crawler at `c` announces: one per level, finest first. */
 export function announceCells(c: CoordVec, opts: CellOptions = DEFAULT_CELLS): Cell[] {
-  const out: Cell[] = [];
-  for (let l = opts.maxLevel; l >= opts.minLevel; l--) out.push(cellAt(c, l, opts));
-  return out;
+  return levels(opts).map((l) => cellAt(c, l, opts));
 }
 
 /** The 2^d block of cells at `level` nearest to `c`: the cell holding c plus,

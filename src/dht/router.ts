@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { predictRtt, type Coordinate } from '../coords/index.js';
-import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
+import { blockAround, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, loadFraction, type PeerState, type PeerTable } from './peers.js';
 import type { SignedEnvelope, TaskOrder } from './signing.js';
@@ -110,7 +110,7 @@ export class Router {
     const cells = this.o.cells ?? DEFAULT_CELLS;
     const want = this.o.want ?? 4;
     const levels: { level: number; ids: Promise<string[]> }[] = [];
-    for (let l = cells.maxLevel; l >= cells.minLevel; l--) {
+    for (const l of cellLevels(cells)) {
       const block = blockAround(c, l, cells);
       levels.push({
         level: l,
@@ -154,7 +154,10 @@ export class Router {
       return out;
     });
     const target = sha256(key);
-    return ids
+    // Every crawler we already know competes too: the lookup may time out on a
+    // loaded network, and the XOR-closest known crawler is still a fine choice.
+    const all = new Set([...ids, ...this.o.peers.crawlers().map((p) => p.id)]);
+    return [...all]
       .filter((id) => this.usable(id))
       .map((id) => ({ id, d: xorDistance(sha256(peerIdFromString(id).toMultihash().bytes), target) }))
       .sort((a, b) => Buffer.compare(a.d, b.d))

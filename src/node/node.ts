@@ -70,12 +70,16 @@ export interface VolunteerNodeOptions {
   probeDelay?: (remote: string) => number;
   coordIntervalMs?: number;
   coordFanout?: number;
+  /** RTT samples per peer whose minimum feeds Vivaldi (default 4). */
+  coordMinWindow?: number;
   providerTtlMs?: number;
   announceCheckMs?: number;
   /** Announce once the Vivaldi error estimate is below this. */
   announceMaxError?: number;
   /** Minimum gap between re-announcements when the cell changes, ms. */
   announceMinGapMs?: number;
+  /** Vivaldi samples needed before the first announcement. */
+  announceMinSamples?: number;
   cells?: CellOptions;
   maxHops?: number;
   taskRateLimit?: RateLimitOptions;
@@ -153,6 +157,7 @@ export class VolunteerNode {
       probeDelay: o.probeDelay,
       intervalMs: o.coordIntervalMs,
       fanout: o.coordFanout,
+      minWindow: o.coordMinWindow,
       log: o.log,
     });
     this.announcer = new Announcer({
@@ -162,6 +167,7 @@ export class VolunteerNode {
       checkMs: o.announceCheckMs,
       maxError: o.announceMaxError,
       minGapMs: o.announceMinGapMs,
+      ready: () => this.coords.samples >= (o.announceMinSamples ?? 20),
       log: o.log,
     });
     this.receiver = new TaskReceiver<Task>({
@@ -232,18 +238,7 @@ export class VolunteerNode {
       }),
     );
     if (ok === 0) throw new BootstrapError(`could not reach any bootstrap peer (${errors.join('; ')})`);
-    // Fill the routing table around our own id.
-    void (async () => {
-      try {
-        for await (const _ of this.libp2p.peerRouting.getClosestPeers(this.libp2p.peerId.toMultihash().bytes, {
-          signal: AbortSignal.timeout(30_000),
-        })) {
-          /* drain */
-        }
-      } catch {
-        /* best effort */
-      }
-    })();
+    // kad-dht's own self-query then fills the routing table around our id.
   }
 
   get peerId(): string {

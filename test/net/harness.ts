@@ -126,6 +126,9 @@ export class TestNet {
         probeDelay: this.probeDelay(i),
         coordIntervalMs: this.o.coordIntervalMs ?? 1000,
         coordFanout: this.o.coordFanout ?? 2,
+        // One process hosts every node: its event loop adds queueing delay, which
+        // only ever inflates an RTT, so a longer min-filter window removes it.
+        coordMinWindow: 8,
         providerTtlMs: this.o.providerTtlMs ?? 60_000,
         announceCheckMs: 1000,
         announceMinGapMs: 20_000,

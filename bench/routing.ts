@@ -1,0 +1,159 @@
+// bench:routing — routing quality and latency on the local test network.
+//
+// Starts N real libp2p volunteers on loopback with the PlanetLab latencies
+// imposed on coordinate probes, waits until every crawler has announced its
+// cells and the live coordinates have converged, places hosts (dataset nodes
+// that are not crawlers) from their RTTs to the live crawlers as the manager
+// would, then routes `--tasks` signed orders for random hosts through a
+// manager-side router and reports:
+//   stretch       RTT(chosen crawler, host) / RTT(best online crawler, host)
+//   hashStretch   the same for hash-of-host-name routing (the baseline)
+//   accept        submit-to-accept latency (no delays are imposed on the task
+//                 path, so nothing needs subtracting)
+// Crawlers run an unlimited no-op runner so load never hides routing choices.
+import { Command } from 'commander';
+import { embedMatrix, embeddingError, quantileSorted, type Coordinate } from '../src/coords/index.js';
+import { createRng, deriveSeed } from '../src/rng.js';
+import { toWireCoord } from '../src/dht/peers.js';
+import { signOrder, type TaskOrder, type SignedEnvelope } from '../src/dht/signing.js';
+import { UPLOAD_PROTOCOL } from '../src/dht/upload.js';
+import { TestNet, waitFor } from '../test/net/harness.js';
+
+const program = new Command('bench:routing')
+  .option('--nodes <n>', 'crawlers on the local network', (v) => parseInt(v, 10), 50)
+  .option('--tasks <n>', 'tasks routed by coordinate', (v) => parseInt(v, 10), 10_000)
+  .option('--hash-tasks <n>', 'tasks routed by host-name hash', (v) => parseInt(v, 10), 2_000)
+  .option('--concurrency <n>', 'orders in flight at once', (v) => parseInt(v, 10), 4)
+  .option('--settle <s>', 'longest wait for coordinates to converge, seconds', (v) => parseInt(v, 10), 300)
+  .option('--seed <n>', 'seed', (v) => parseInt(v, 10), 1)
+  .option('--json', 'print one JSON object', false)
+  .parse(process.argv);
+const opts = program.opts<{ nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; seed: number; json: boolean }>();
+const say = (s: string) => {
+  if (!opts.json) console.log(s);
+  else process.stderr.write(`${s}\n`);
+};
+
+const net = new TestNet({
+  nodes: opts.nodes,
+  seed: opts.seed,
+  runner: { unlimited: true },
+  coordIntervalMs: 300,
+  coordFanout: 2,
+  routerCacheTtlMs: 60_000,
+  taskRateLimit: { perSecond: 100_000, burst: 100_000 },
+});
+const t0 = performance.now();
+await net.start();
+say(`started ${opts.nodes} nodes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+function liveError(): number {
+  const coords: Coordinate[] = Array.from({ length: net.matrix.n }, () => net.coord(0));
+  net.index.forEach((d, i) => (coords[d] = net.coord(i)));
+  return embeddingError(coords, net.matrix, net.index).median;
+}
+const offline = embeddingError(embedMatrix(net.matrix, { nodes: net.index, seed: opts.seed, rounds: 2000 }), net.matrix, net.index).median;
+const tc = performance.now();
+try {
+  await waitFor(() => liveError() <= 1.5 * offline && net.nodes.every((n) => n.announcer.announcements > 0), opts.settle * 1000, 'convergence', 2000);
+} catch {
+  say(`coordinates did not reach 1.5x the offline error within ${opts.settle} s; measuring anyway`);
+}
+// Let the last cell moves settle in the DHT.
+await new Promise((r) => setTimeout(r, 5000));
+const live = liveError();
+const convergeSeconds = (performance.now() - tc) / 1000;
+say(`live median relative error ${live.toFixed(3)} (offline embedding ${offline.toFixed(3)}) after ${convergeSeconds.toFixed(0)} s`);
+
+// Place the hosts from the live coordinates, as the manager would.
+const rng = createRng(deriveSeed(opts.seed, 'tasks'));
+const hosts = net.hosts.filter((h) => net.nearest(h).rtt < Infinity);
+const placed = new Map<number, ReturnType<typeof toWireCoord>>();
+for (const h of hosts) placed.set(h, toWireCoord(net.placeHost(h)));
+
+async function makeOrders(n: number, withCoord: boolean, tag: string): Promise<{ h: number; order: TaskOrder; envelope: SignedEnvelope }[]> {
+  const out = [];
+  for (let k = 0; k < n; k++) {
+    const h = hosts[Math.floor(rng.next() * hosts.length)]!;
+    const task = net.makeTask(h, `${tag}${k}-${h}`);
+    const order: TaskOrder = {
+      v: 1,
+      id: String(task.id),
+      issuer: net.manager.id,
+      issuedAt: Date.now(),
+      expiresAt: Date.now() + 6 * 3_600_000,
+      host: net.hostName(h),
+      ...(withCoord ? { hostCoord: placed.get(h)! } : {}),
+      storage: { peer: net.storage.id, protocol: UPLOAD_PROTOCOL },
+      task,
+    };
+    out.push({ h, order, envelope: await signOrder(order, net.manager.key) });
+  }
+  return out;
+}
+
+async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelope }[], hash: boolean) {
+  const stretch: number[] = [];
+  const latency: number[] = [];
+  let exact = 0;
+  let failed = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < orders.length) {
+      const o = orders[next++]!;
+      const t = performance.now();
+      const r = await net.manager.router.route(o.envelope, o.order, { hash });
+      const ms = performance.now() - t;
+      if (r.status !== 'accepted' || r.chosen === undefined) {
+        failed++;
+        continue;
+      }
+      latency.push(ms);
+      const i = net.nodes.findIndex((n) => n.peerId === r.chosen);
+      const best = net.nearest(o.h);
+      if (i === best.i) exact++;
+      stretch.push(net.rtt(o.h, net.index[i]!) / best.rtt);
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  stretch.sort((a, b) => a - b);
+  latency.sort((a, b) => a - b);
+  return { stretch, latency, exact, failed };
+}
+
+const coordOrders = await makeOrders(opts.tasks, true, 'c');
+const hashOrders = await makeOrders(opts.hashTasks, false, 'x');
+const tr = performance.now();
+const byCoord = await run(coordOrders, false);
+say(`routed ${opts.tasks} tasks by coordinate in ${((performance.now() - tr) / 1000).toFixed(1)} s (${byCoord.failed} failed)`);
+const byHash = await run(hashOrders, true);
+say(`routed ${opts.hashTasks} tasks by hash (${byHash.failed} failed)`);
+
+const result = {
+  nodes: opts.nodes,
+  tasks: opts.tasks,
+  hashTasks: opts.hashTasks,
+  stretchMedian: quantileSorted(byCoord.stretch, 0.5),
+  stretchP90: quantileSorted(byCoord.stretch, 0.9),
+  hashStretchMedian: quantileSorted(byHash.stretch, 0.5),
+  hashStretchP90: quantileSorted(byHash.stretch, 0.9),
+  exactNearest: byCoord.exact / Math.max(1, byCoord.stretch.length),
+  acceptP50Ms: quantileSorted(byCoord.latency, 0.5),
+  acceptP99Ms: quantileSorted(byCoord.latency, 0.99),
+  hashAcceptP50Ms: quantileSorted(byHash.latency, 0.5),
+  failed: byCoord.failed,
+  hashFailed: byHash.failed,
+  liveMedianError: live,
+  offlineMedianError: offline,
+  convergeSeconds,
+  concurrency: opts.concurrency,
+  seed: opts.seed,
+};
+if (opts.json) console.log(JSON.stringify(result));
+else {
+  console.log(`stretch median ${result.stretchMedian.toFixed(3)} p90 ${result.stretchP90.toFixed(3)} (exact nearest ${(result.exactNearest * 100).toFixed(0)}%)`);
+  console.log(`hash routing stretch median ${result.hashStretchMedian.toFixed(3)} p90 ${result.hashStretchP90.toFixed(3)}`);
+  console.log(`submit-to-accept p50 ${result.acceptP50Ms.toFixed(1)} ms p99 ${result.acceptP99Ms.toFixed(1)} ms (concurrency ${opts.concurrency})`);
+}
+await net.stop();
+process.exit(0);

@@ -1,0 +1,195 @@
+// The local test network: 20 real libp2p volunteers on loopback with the
+// PlanetLab latencies imposed on coordinate probes. No timing assertions: every
+// wait is on a condition with a generous bound.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
+import { lpStream } from '@libp2p/utils';
+import { embedMatrix, embeddingError, type Coordinate } from '../../src/coords/index.js';
+import { sendTask, TASK_PROTOCOL, TASK_REQUEST_MAX_BYTES } from '../../src/dht/task-protocol.js';
+import { signOrder } from '../../src/dht/signing.js';
+import { TestNet, waitFor } from '../net/harness.js';
+import type { FakeRunner } from '../net/fake-runner.js';
+
+const N = 20;
+const FORWARD = 5; // tiny capacity, tasks never finish
+const KILLED = 6;
+const GRACEFUL = 7;
+const VICTIM = 8; // receives forged/oversized orders
+
+const net = new TestNet({
+  nodes: N,
+  seed: 11,
+  runner: (i) =>
+    i === FORWARD ? { threads: 1, queue: 0, hold: true }
+    : i === KILLED || i === GRACEFUL ? { threads: 4, queue: 4, hold: true }
+    : { threads: 3, queue: 3, durationMs: 200 },
+});
+
+function liveError(): number {
+  const coords: Coordinate[] = Array.from({ length: net.matrix.n }, () => net.coord(0));
+  net.index.forEach((d, i) => (coords[d] = net.coord(i)));
+  return embeddingError(coords, net.matrix, net.index).median;
+}
+
+const done = (id: string) => net.uploads.find((u) => u.result.taskId === id && u.result.final);
+
+describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
+  beforeAll(async () => {
+    await net.start();
+  }, 300_000);
+  afterAll(() => net.stop(), 60_000);
+
+  it('nodes join through one bootstrap and find each other', async () => {
+    await waitFor(() => net.nodes.every((n) => n.peers.crawlers().length >= N - 3), 180_000, 'every node to know most crawlers');
+    // DHT peer routing works between nodes that never dialled each other directly.
+    const a = net.nodes[N - 1]!;
+    const b = net.nodes[1]!;
+    const info = await a.libp2p.peerRouting.findPeer(peerIdFromString(b.peerId), { signal: AbortSignal.timeout(30_000) });
+    expect(info.id.toString()).toBe(b.peerId);
+    expect(net.nodes.every((n) => n.libp2p.services.dht.getMode() === 'server')).toBe(true);
+  }, 200_000);
+
+  it('live coordinates converge to within 1.5x of the offline embedding', async () => {
+    const offline = embedMatrix(net.matrix, { nodes: net.index, seed: 3, rounds: 2000 });
+    const target = embeddingError(offline, net.matrix, net.index).median;
+    let last = Infinity;
+    await waitFor(() => (last = liveError()) <= 1.5 * target, 480_000, `live median error ≤ 1.5 × ${target.toFixed(3)}`, 2000);
+    expect(last).toBeLessThanOrEqual(1.5 * target);
+    console.log(`coordinates: live median relative error ${last.toFixed(3)}, offline ${target.toFixed(3)}`);
+  }, 540_000);
+
+  it('every crawler announces its cells', async () => {
+    await waitFor(() => net.nodes.every((n) => n.announcer.announcements > 0), 180_000, 'announcements');
+  }, 200_000);
+
+  it('a task reaches the crawler nearest its host', async () => {
+    const alive = (i: number) => i !== FORWARD && i !== KILLED && i !== GRACEFUL;
+    const hosts = net.hosts.filter((h) => alive(net.nearest(h).i)).slice(0, 12);
+    let exact = 0;
+    const stretch: number[] = [];
+    for (const h of hosts) {
+      const r = await net.route(h);
+      expect(r.status).toBe('accepted');
+      const i = net.nodes.findIndex((n) => n.peerId === r.chosen);
+      const best = net.nearest(h);
+      if (i === best.i) exact++;
+      stretch.push(net.rtt(h, net.index[i]!) / best.rtt);
+      await waitFor(() => done(r.order.id) !== undefined, 30_000, 'upload of the result');
+    }
+    stretch.sort((a, b) => a - b);
+    console.log(`nearest: ${exact}/${hosts.length} exact, stretch ${stretch.map((s) => s.toFixed(2)).join(' ')}`);
+    expect(exact).toBeGreaterThanOrEqual(Math.ceil(hosts.length / 2));
+    expect(stretch[Math.floor(stretch.length / 2)]!).toBeLessThanOrEqual(1.5);
+  }, 180_000);
+
+  it('routes hosts without a coordinate by a hash of the host name, and results carry the RTT measured to the host', async () => {
+    const h = net.hosts[40]!;
+    const r = await net.route(h, { coord: false });
+    expect(r.status).toBe('accepted');
+    expect(r.level).toBe(-1);
+    await waitFor(() => done(r.order.id) !== undefined, 30_000, 'upload');
+    const u = done(r.order.id)!;
+    expect(u.host).toBe(net.hostName(h));
+    expect(u.hostRttMs).toBeTypeOf('number');
+    expect(u.crawlerCoord?.vec.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('a full queue forwards to a less loaded crawler nearby', async () => {
+    const target = net.nodes[FORWARD]!;
+    const first = await net.order(net.hosts[50]!);
+    expect((await sendTask(net.manager.libp2p, target.peerId, first.envelope)).status).toBe('accepted');
+    const second = await net.order(net.hosts[51]!);
+    const reply = await sendTask(net.manager.libp2p, target.peerId, second.envelope);
+    expect(reply.status).toBe('accepted');
+    expect(reply.by).toBeDefined();
+    expect(reply.by).not.toBe(target.peerId);
+    expect(target.receiver.forwarded).toBe(1);
+    await waitFor(() => done(second.order.id) !== undefined, 30_000, 'forwarded task done');
+    expect(done(second.order.id)!.crawler).toBe(reply.by);
+    // With hops exhausted a full node says so instead of forwarding.
+    const third = await net.order(net.hosts[52]!);
+    expect((await sendTask(net.manager.libp2p, target.peerId, third.envelope, 3)).status).toBe('full');
+  }, 60_000);
+
+  it("a killed node's tasks are never acknowledged as done", async () => {
+    const k = net.nodes[KILLED]!;
+    const ids: string[] = [];
+    for (const h of net.hosts.slice(60, 63)) {
+      const o = await net.order(h);
+      expect((await sendTask(net.manager.libp2p, k.peerId, o.envelope)).status).toBe('accepted');
+      ids.push(o.order.id);
+    }
+    expect(k.heldTasks().sort()).toEqual([...ids].sort());
+    await k.kill();
+    // Route fresh tasks near the dead node: they must go elsewhere and complete.
+    const hosts = net.hosts.filter((h) => net.nearest(h).i === KILLED).slice(0, 2);
+    for (const h of hosts) {
+      const r = await net.route(h);
+      expect(r.status).toBe('accepted');
+      expect(r.by).not.toBe(k.peerId);
+      await waitFor(() => done(r.order.id) !== undefined, 30_000, 'rerouted task');
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+    for (const id of ids) expect(net.uploads.some((u) => u.result.taskId === id)).toBe(false);
+  }, 90_000);
+
+  it("a gracefully stopped node's tasks are migrated and completed elsewhere", async () => {
+    const g = net.nodes[GRACEFUL]!;
+    const ids: string[] = [];
+    for (const h of net.hosts.slice(70, 74)) {
+      const o = await net.order(h);
+      expect((await sendTask(net.manager.libp2p, g.peerId, o.envelope)).status).toBe('accepted');
+      ids.push(o.order.id);
+    }
+    const { migrated, lost } = await g.shutdown(20_000);
+    expect(lost).toEqual([]);
+    expect(migrated.sort()).toEqual([...ids].sort());
+    await waitFor(() => ids.every((id) => done(id) !== undefined), 60_000, 'migrated tasks completed');
+    for (const id of ids) expect(done(id)!.crawler).not.toBe(g.peerId);
+    // Its goodbye reached the others: nobody routes to it any more.
+    await waitFor(() => net.nodes.filter((n, i) => i !== GRACEFUL && i !== KILLED).every((n) => n.peers.get(g.peerId)?.down !== false), 90_000, 'goodbye');
+  }, 180_000);
+
+  it('forged, unsigned, foreign, malformed and oversized tasks are rejected', async () => {
+    const v = net.nodes[VICTIM]!;
+    const runner = net.runners[VICTIM] as FakeRunner;
+    const before = runner.submitted.length;
+    const other = await generateKeyPair('Ed25519');
+    const h = net.hosts[80]!;
+    // Forged: claims the manager as issuer, signed by another key.
+    const forged = await net.order(h, { key: other });
+    const r1 = await sendTask(net.manager.libp2p, v.peerId, forged.envelope);
+    expect(r1.status).toBe('rejected');
+    expect(r1.reason).toMatch(/signature/);
+    // Unsigned.
+    const unsigned = { payload: forged.envelope.payload, sig: 'AAAA' };
+    expect((await sendTask(net.manager.libp2p, v.peerId, unsigned)).status).toBe('rejected');
+    // Properly signed by someone who is not the manager.
+    const foreign = await net.order(h, { key: other, issuer: peerIdFromPrivateKey(other).toString() });
+    expect((await sendTask(net.manager.libp2p, v.peerId, foreign.envelope)).reason).toMatch(/not the manager/);
+    // Signed by the manager but an invalid task (ftp seed).
+    const bad = await net.order(h, { task: { ...net.makeTask(h), seeds: ['ftp://x/'] } });
+    expect((await sendTask(net.manager.libp2p, v.peerId, bad.envelope)).status).toBe('rejected');
+    // Malformed request.
+    const good = await net.order(h);
+    const malformed = await signOrder({ ...good.order, storage: { peer: 'x', protocol: 'nope' } }, net.manager.key);
+    expect((await sendTask(net.manager.libp2p, v.peerId, malformed)).status).toBe('rejected');
+    // Oversized: a length prefix beyond the cap.
+    const stream = await net.manager.libp2p.dialProtocol(peerIdFromString(v.peerId), TASK_PROTOCOL);
+    const lp = lpStream(stream, { maxDataLength: 8 * 1024 * 1024 });
+    let status = 'stream-error';
+    try {
+      await lp.write(new Uint8Array(TASK_REQUEST_MAX_BYTES + 10).fill(0x20), { signal: AbortSignal.timeout(10_000) });
+      const reply = JSON.parse(new TextDecoder().decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())) as { status: string };
+      status = reply.status;
+    } catch {
+      /* the receiver may reset the stream instead */
+    }
+    expect(status === 'rejected' || status === 'stream-error').toBe(true);
+    expect(runner.submitted.length).toBe(before);
+    expect(v.receiver.rejected).toBeGreaterThanOrEqual(5);
+    // The node is still healthy.
+    expect((await sendTask(net.manager.libp2p, v.peerId, good.envelope)).status).toBe('accepted');
+  }, 60_000);
+});
