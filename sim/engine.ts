@@ -195,7 +195,13 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   const intervalIntegral = new Float64Array(K);
   const intervalNow = new Float64Array(K);
   let intervalSince = 0;
-  for (let g = 0; g < K; g++) intervalNow[g] = rec.groups[g]!.interval;
+  // The interval channels of a group are actually scheduled at (rate cap and floor
+  // applied); in this world all channels of a group share one change interval, so
+  // one representative channel per group tells it.
+  const rep = new Int32Array(K).fill(-1);
+  for (let h = H - 1; h >= 0; h--) rep[world.group[h]!] = h;
+  const effectiveInterval = (g: number): number => (rep[g]! >= 0 ? channelInterval(rec, rep[g]!) : rec.groups[g]!.interval);
+  for (let g = 0; g < K; g++) intervalNow[g] = effectiveInterval(g);
 
   // ---- freshness against a simulated Poisson change process (own stream per channel)
   const changeRng: Rng[] = new Array<Rng>(H);
@@ -326,7 +332,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   function noteIntervals(t: number): void {
     for (let g = 0; g < K; g++) {
       intervalIntegral[g] = intervalIntegral[g]! + intervalNow[g]! * (t - intervalSince);
-      intervalNow[g] = rec.groups[g]!.interval;
+      intervalNow[g] = effectiveInterval(g);
     }
     intervalSince = t;
   }
@@ -542,7 +548,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     tasksByRank: Array.from(submittedBy),
     completedByRank: Array.from(completedBy),
     intervalByRank: Array.from(intervalIntegral, (v) => v / T),
-    finalIntervalByRank: rec.groups.map((g) => g.interval),
+    finalIntervalByRank: Array.from({ length: K }, (_, g) => effectiveInterval(g)),
     updateQualityWeighted: uqW / H,
     updateQuality: uq / H,
     updateQualityByRank: uqBy,

@@ -127,6 +127,18 @@ describe('simulator invariants', () => {
   });
 });
 
+describe('rate cap', () => {
+  it('never recrawls a channel faster than rateCap × its change frequency', () => {
+    const world = buildWorld(syntheticLatency(40, 4), smallConfig({ crawlers: 80, steps: 6000 }), 9);
+    const r = simulate(world, { strategy: 'icr', routing: 'coord', steps: 6000, recrawl: { rateCap: 2 } });
+    world.config.changeIntervals.forEach((ci, g) => {
+      expect(r.intervalByRank[g]!).toBeGreaterThanOrEqual(ci / 2 - 1e-9);
+      // Submissions: at most one per capped interval per channel, plus the first one.
+      expect(r.tasksByRank[g]!).toBeLessThanOrEqual(r.groupSizes[g]! * (6000 / (ci / 2) + 1));
+    });
+  });
+});
+
 describe('overload', () => {
   it('FIXED overloads few crawlers; IIR and ICR cut the task count', () => {
     const world = buildWorld(syntheticLatency(40, 3), smallConfig({ crawlers: 10, steps: 8000 }), 5);
