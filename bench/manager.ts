@@ -49,8 +49,21 @@ const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 const clock = { t: Date.UTC(2026, 0, 1) };
 const now = () => clock.t;
 
+// Peak RSS per phase (sampled every 50 ms), to see where memory goes.
+const phasePeak: Record<string, number> = {};
+let phase = 'start';
+const sampler = setInterval(() => {
+  const r = process.memoryUsage.rss() / 2 ** 20;
+  phasePeak[phase] = Math.max(phasePeak[phase] ?? 0, Math.round(r));
+}, 50);
+sampler.unref();
+const enter = (p: string) => {
+  phase = p;
+};
+
 async function main() {
   // 1. populate
+  enter('populate');
   let m = await Manager.open({ dataDir: dir, clock: now, warc: false });
   let t0 = performance.now();
   const existing = m.sched.size;
@@ -63,6 +76,7 @@ async function main() {
   const populateSeconds = (performance.now() - t0) / 1000;
   say(`populate: ${N} channels in ${populateSeconds.toFixed(1)} s`);
 
+  enter('restart');
   // 2. restart (the old instance is dropped first, as a restarted process would)
   await m.close();
   // eslint-disable-next-line no-useless-assignment -- drop the reference before reopening, as a restarted process would
@@ -73,6 +87,7 @@ async function main() {
   say(`restart: ${m.sched.size} channels restored in ${restartSeconds.toFixed(2)} s`);
 
   // 3. scheduler throughput (all channels due)
+  enter('issue');
   clock.t += 1;
   let issued = 0;
   let c0 = process.cpuUsage();
@@ -92,6 +107,7 @@ async function main() {
   say(`scheduler: ${issued} tasks issued and persisted in ${issueSeconds.toFixed(2)} s = ${scheduledPerSec.toFixed(0)} tasks/s (${(issued / issueCpu).toFixed(0)} per CPU-second of this process)`);
 
   // 4. ingest 20 KB pages
+  enter('ingest');
   const warc = values['no-warc'] ? null : new WarcExporter(join(dir, 'warc'));
   const storage = new Storage(m, warc);
   const rng = createRng(42);
@@ -152,6 +168,7 @@ async function main() {
   say(`ingest: ${pages} pages (${(bytes / 1e6).toFixed(0)} MB text) in ${ingestSeconds.toFixed(2)} s = ${ingestPagesPerSec.toFixed(0)} pages/s${warc ? ' (WARC on)' : ''} (${(pages / ingestCpu).toFixed(0)} per CPU-second of the main thread)`);
 
   // 5. restart with the tasks in flight
+  enter('restartWithTasks');
   await m.close();
   // eslint-disable-next-line no-useless-assignment -- drop the reference before reopening, as a restarted process would
   m = null as unknown as Manager;
@@ -162,7 +179,7 @@ async function main() {
   say(`restart with ${m.sched.countInFlight().issued} tasks in flight: ${restartWithTasksSeconds.toFixed(2)} s`);
   await m.close();
   const peak = peakRssMb();
-  say(`peak RSS ${peak.toFixed(0)} MB`);
+  say(`peak RSS ${peak.toFixed(0)} MB; per phase ${JSON.stringify(phasePeak)}`);
   const out = {
     channels: N,
     populateSeconds: +populateSeconds.toFixed(2),
@@ -178,6 +195,7 @@ async function main() {
     warc: warc !== null,
     restartWithTasksSeconds: +restartWithTasksSeconds.toFixed(2),
     peakRssMb: Math.round(peak),
+    phasePeakRssMb: phasePeak,
     targets: { scheduledPerSec: 20_000, ingestPagesPerSec: 2000, peakRssMb: 1024, restartSeconds: 10 },
   };
   if (values.json) process.stdout.write(JSON.stringify(out) + '\n');

@@ -49,7 +49,9 @@ export class Store {
   static async open(dataDir: string, opts: { sync?: boolean } = {}): Promise<Store> {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const dir = join(dataDir, 'db');
-    const db = new Level<string, unknown>(dir, { valueEncoding: 'json' });
+    // A larger write buffer: uploads write 20 KB page texts, and LevelDB's default 4 MB
+    // memtable would flush (and stall writers on level-0 files) every ~200 pages.
+    const db = new Level<string, unknown>(dir, { valueEncoding: 'json', writeBufferSize: 32 * 1024 * 1024, maxFileSize: 8 * 1024 * 1024 });
     try {
       await db.open();
     } catch (err) {

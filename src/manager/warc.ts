@@ -1,7 +1,8 @@
 // WARC export of stored pages. Volunteers upload extracted text, not the raw
 // HTTP response, so each stored page version becomes a WARC 'conversion' record
-// (text/plain, WARC-Target-URI = the page, WARC-Date = fetch time) plus a
-// 'metadata' record with the crawl metadata. Written with warcio (the library
+// (text/plain, WARC-Target-URI = the page, WARC-Date = fetch time) whose crawl
+// metadata (channel, version, status, digest, validators, title, task, crawler)
+// rides in Volcrawl-* extension fields. Written with warcio (the library
 // `volunteer-crawler crawl` uses; its WarcWriter is private to that command and
 // writes 'response' records from raw bodies, which the manager never has).
 // Files rotate at `maxBytes`: <dir>/volcrawl-<start time>-<seq>.warc.gz.
@@ -63,33 +64,29 @@ export class WarcExporter {
   /** One gzip member per record (as WARC.gz requires). The block digest is computed
    * here with node:crypto and set on the record, so warcio does not hash again;
    * compression runs on libuv's thread pool. */
-  private async record(type: 'conversion' | 'metadata', url: string, date: string, contentType: string, body: Uint8Array): Promise<Uint8Array> {
+  private async record(p: WarcPage): Promise<Uint8Array> {
+    const body = new TextEncoder().encode(p.text);
     const digest = 'sha256:' + createHash('sha256').update(body).digest('hex');
-    const rec = WARCRecord.create(
-      { url, date, type, warcVersion: 'WARC/1.1', warcHeaders: { 'Content-Type': contentType, 'WARC-Block-Digest': digest, 'WARC-Payload-Digest': digest } },
-      [body],
-    );
+    const headers: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8', 'WARC-Block-Digest': digest, 'WARC-Payload-Digest': digest };
+    // The crawl metadata rides along as extension fields (WARC 1.1 §5: other named fields may be used).
+    for (const [k, v] of Object.entries(p.meta)) {
+      if (v === undefined || v === null) continue;
+      const text = String(v).replace(/[\r\n]+/g, ' ').slice(0, 1000);
+      headers[`Volcrawl-${k.replace(/[A-Z]/g, (c) => '-' + c).replace(/^./, (c) => c.toUpperCase())}`] = text;
+    }
+    const rec = WARCRecord.create({ url: p.url, date: new Date(p.fetchedAt).toISOString(), type: 'conversion', warcVersion: 'WARC/1.1', warcHeaders: headers }, [body]);
     const raw = await WARCSerializer.serialize(rec, { gzip: false });
     return gzipAsync(raw, { level: 1 });
   }
 
   /** Appends pages (serialised; safe to call concurrently). */
   append(pages: WarcPage[]): Promise<void> {
-    const enc = new TextEncoder();
     // Compress in parallel, write in order.
-    const bufs = Promise.all(
-      pages.map(async (p) => {
-        const date = new Date(p.fetchedAt).toISOString();
-        return [
-          await this.record('conversion', p.url, date, 'text/plain; charset=utf-8', enc.encode(p.text)),
-          await this.record('metadata', p.url, date, 'application/json', enc.encode(JSON.stringify(p.meta))),
-        ];
-      }),
-    );
+    const bufs = Promise.all(pages.map((p) => this.record(p)));
     const job = this.chain.then(async () => {
-      for (const pair of await bufs) {
-        for (const b of pair) await this.write(b);
-        this.records += 2;
+      for (const b of await bufs) {
+        await this.write(b);
+        this.records += 1;
       }
     });
     this.chain = job.catch(() => undefined);
