@@ -183,8 +183,7 @@ export class CoordIndex implements Router {
       }
     }
     for (let i = 0; i < m; i++) out[i] = cc[i]!;
-    // Heights of the host are the same for every candidate, so they do not change the order.
-    void this.hostHeight;
+    // The host's own height is the same for every candidate, so it does not change the order.
     return m;
   }
 }
