@@ -126,7 +126,7 @@ async function main() {
   // 4. ingest 20 KB pages
   enter('ingest');
   const warc = values['no-warc'] ? null : new WarcExporter(join(dir, 'warc'));
-  const storage = new Storage(m, warc);
+  let storage: Storage | null = new Storage(m, warc);
   const rng = createRng(42);
   const words = Array.from({ length: 2000 }, () => Math.floor(rng.next() * 2 ** 32).toString(36));
   const text = (k: number) => {
@@ -168,7 +168,7 @@ async function main() {
       errors: [],
       stats: { pagesFetched: 10, pagesChanged: 10, pagesUnchanged: 0, pagesNotModified: 0, pagesFailed: 0, requests: 11, bytes: 200_000, downloadMs: 5000, rttMs: 30, crawlDelayMs: 1000, urlsDiscovered: 10, urlsSpilled: 0 },
     };
-    await storage.ingest({ orderId: it.task.id, crawler: 'bench', host: it.channel.host, hostRttMs: 30, result }, 'benchPeer');
+    await storage!.ingest({ orderId: it.task.id, crawler: 'bench', host: it.channel.host, hostRttMs: 30, result }, 'benchPeer');
     pages += 10;
     bytes += 200_000;
   };
@@ -187,8 +187,10 @@ async function main() {
   // 5. restart with the tasks in flight
   enter('restartWithTasks');
   await m.close();
-  // eslint-disable-next-line no-useless-assignment -- drop the reference before reopening, as a restarted process would
+  // eslint-disable-next-line no-useless-assignment -- drop the references before reopening, as a restarted process would
   m = null as unknown as Manager;
+  // eslint-disable-next-line no-useless-assignment -- (the storage module holds the old manager)
+  storage = null;
   sample.length = 0;
   t0 = performance.now();
   m = await Manager.open({ dataDir: dir, clock: now, warc: false });
