@@ -497,5 +497,8 @@ export function serialiseState(state: RecrawlState): string {
 export function restoreState(json: string): RecrawlState {
   const s = JSON.parse(json) as RecrawlState;
   s.options = recrawlOptions(s.options);
+  // States persisted before these fields existed: start them afresh.
+  if (typeof s.createdAt !== 'number') s.createdAt = s.windowStart;
+  for (const c of s.channels) if (typeof c.gapSum !== 'number') c.gapSum = 0;
   return s;
 }

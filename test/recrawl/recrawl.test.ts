@@ -197,6 +197,16 @@ describe('state and options', () => {
     expect(back).toEqual(s);
   });
 
+  it('restores a state persisted before gapSum/createdAt existed', () => {
+    const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'iir' }, 7);
+    const old = JSON.parse(serialiseState(s)) as Record<string, unknown> & { channels: Record<string, unknown>[] };
+    delete old.createdAt;
+    delete old.channels[0]!.gapSum;
+    const back = restoreState(JSON.stringify(old));
+    expect(back.createdAt).toBe(7);
+    expect(back.channels[0]!.gapSum).toBe(0);
+  });
+
   it('groups by change interval when none are given', () => {
     expect(assignGroups([960, 60, 240, 120], 2)).toEqual([1, 0, 1, 0]);
   });
