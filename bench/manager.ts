@@ -189,8 +189,7 @@ async function main() {
   await m.close();
   // eslint-disable-next-line no-useless-assignment -- drop the references before reopening, as a restarted process would
   m = null as unknown as Manager;
-  // eslint-disable-next-line no-useless-assignment -- (the storage module holds the old manager)
-  storage = null;
+  storage = null; // the storage module holds the old manager
   sample.length = 0;
   t0 = performance.now();
   m = await Manager.open({ dataDir: dir, clock: now, warc: false });
