@@ -1,0 +1,59 @@
+// `dht-manager serve` as a process: prints the join command, answers the API,
+// stops on SIGTERM with exit 0 and releases the database.
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { tempDir } from './helpers.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+describe('dht-manager serve', () => {
+  it('prints the volunteer join command, serves the API, and stops gracefully', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const child = spawn(process.execPath, ['bin/dht-manager.js', 'serve', '--data-dir', t.dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--http-port', '0', '--lan', '--strategy', 'icr', '--log-level', 'warn'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let err = '';
+    const banner = await new Promise<string>((done, fail) => {
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (/volunteer-crawler join \S+ --manager \S+\n/.test(err)) done(err);
+      });
+      child.on('exit', (code) => fail(new Error(`serve exited ${code}: ${err}`)));
+    });
+    const join = /volunteer-crawler join (\/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\/(\w+)) --manager (\w+)/.exec(banner)!;
+    expect(join[2]).toBe(join[3]);
+    const api = /operator API (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+    const status = (await (await fetch(`${api}/api/status`)).json()) as { peerId: string; strategy: string; rateCap: number };
+    expect(status.peerId).toBe(join[3]);
+    expect(status.strategy).toBe('icr');
+    expect(status.rateCap).toBe(2);
+    const add = await fetch(`${api}/api/channels`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://svc.test/' }) });
+    expect(add.status).toBe(201);
+    const code = await new Promise<number | null>((done) => {
+      child.once('exit', (c) => done(c));
+      child.kill('SIGTERM');
+    });
+    expect(code).toBe(0);
+    // the lock is released and the channel persisted; the identity is kept
+    const list = spawnSync(process.execPath, ['bin/dht-manager.js', 'channels', 'list', '--data-dir', t.dir], { cwd: root, encoding: 'utf8' });
+    expect(list.status).toBe(0);
+    expect(list.stdout).toContain('http://svc.test');
+  }, 90_000);
+
+  it('--help lists the flags; bad flags are usage errors', () => {
+    const h = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--help'], { cwd: root, encoding: 'utf8' });
+    expect(h.status).toBe(0);
+    for (const f of ['--data-dir', '--listen', '--http-port', '--strategy', '--rate-cap']) expect(h.stdout).toContain(f);
+    const bad = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--strategy', 'fastest'], { cwd: root, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/must be one of fixed, iir, icr/);
+  });
+});
