@@ -129,7 +129,7 @@ export class TestNet {
         // One process hosts every node: its event loop adds queueing delay, which
         // only ever inflates an RTT, so a longer min-filter window removes it.
         coordMinWindow: 8,
-        providerTtlMs: this.o.providerTtlMs ?? 60_000,
+        providerTtlMs: this.o.providerTtlMs ?? 300_000,
         announceCheckMs: 1000,
         announceMinGapMs: 20_000,
         announceMaxError: process.env.NOANN ? -1 : undefined,
@@ -150,7 +150,7 @@ export class TestNet {
       await Promise.all(batch);
     }
     // Manager: signs orders, routes them; not a crawler.
-    const mlibp2p = await createVolcrawlLibp2p({ privateKey: mkey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, providerTtlMs: this.o.providerTtlMs ?? 60_000, inboundConnectionThreshold: 10_000, timeoutScale: 6 });
+    const mlibp2p = await createVolcrawlLibp2p({ privateKey: mkey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, providerTtlMs: this.o.providerTtlMs ?? 300_000, inboundConnectionThreshold: 10_000, timeoutScale: 6 });
     const peers = new PeerTable();
     const coords = new CoordService({ libp2p: mlibp2p, peers, crawler: false, rng: createRng(1), log: this.log });
     await coords.start();

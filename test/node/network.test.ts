@@ -54,7 +54,11 @@ describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
     const offline = embedMatrix(net.matrix, { nodes: net.index, seed: 3, rounds: 2000 });
     const target = embeddingError(offline, net.matrix, net.index).median;
     let last = Infinity;
-    await waitFor(() => (last = liveError()) <= 1.5 * target, 480_000, `live median error ≤ 1.5 × ${target.toFixed(3)}`, 2000);
+    try {
+      await waitFor(() => (last = liveError()) <= 1.5 * target, 480_000, 'convergence', 2000);
+    } catch {
+      throw new Error(`live median relative error ${last.toFixed(3)} > 1.5 × offline ${target.toFixed(3)} after 480 s`);
+    }
     expect(last).toBeLessThanOrEqual(1.5 * target);
     console.log(`coordinates: live median relative error ${last.toFixed(3)}, offline ${target.toFixed(3)}`);
   }, 540_000);
@@ -75,7 +79,9 @@ describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
       const best = net.nearest(h);
       if (i === best.i) exact++;
       stretch.push(net.rtt(h, net.index[i]!) / best.rtt);
-      await waitFor(() => done(r.order.id) !== undefined, 30_000, 'upload of the result');
+      // Crawlers with normal runners finish and upload (the test-specific ones hold tasks).
+      const holder = net.nodes.findIndex((n) => n.peerId === r.by);
+      if (alive(holder)) await waitFor(() => done(r.order.id) !== undefined, 60_000, 'upload of the result');
     }
     stretch.sort((a, b) => a - b);
     console.log(`nearest: ${exact}/${hosts.length} exact, stretch ${stretch.map((s) => s.toFixed(2)).join(' ')}`);
@@ -97,15 +103,18 @@ describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
 
   it('a full queue forwards to a less loaded crawler nearby', async () => {
     const target = net.nodes[FORWARD]!;
+    // Fill its single slot (an earlier test may already have).
     const first = await net.order(net.hosts[50]!);
     expect((await sendTask(net.manager.libp2p, target.peerId, first.envelope)).status).toBe('accepted');
+    expect(target.runner.load().free).toBe(0);
+    const before = target.receiver.forwarded;
     const second = await net.order(net.hosts[51]!);
     const reply = await sendTask(net.manager.libp2p, target.peerId, second.envelope);
     expect(reply.status).toBe('accepted');
     expect(reply.by).toBeDefined();
     expect(reply.by).not.toBe(target.peerId);
-    expect(target.receiver.forwarded).toBe(1);
-    await waitFor(() => done(second.order.id) !== undefined, 30_000, 'forwarded task done');
+    expect(target.receiver.forwarded).toBe(before + 1);
+    await waitFor(() => done(second.order.id) !== undefined, 60_000, 'forwarded task done');
     expect(done(second.order.id)!.crawler).toBe(reply.by);
     // With hops exhausted a full node says so instead of forwarding.
     const third = await net.order(net.hosts[52]!);

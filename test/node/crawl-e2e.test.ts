@@ -1,0 +1,50 @@
+// End to end with the real crawler: four volunteers running src/crawler's
+// TaskManager against the local test web (allowPrivate). A task is sent to one
+// volunteer, which is stopped gracefully mid-crawl; the task must be migrated
+// and crawled to completion by another volunteer, whose result reaches the
+// storage node.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskManager } from '../../src/crawler/index.js';
+import { sendTask } from '../../src/dht/task-protocol.js';
+import { TestWeb } from '../web/testweb.js';
+import { TestNet, waitFor } from '../net/harness.js';
+
+let web: TestWeb;
+const net = new TestNet({
+  nodes: 4,
+  seed: 5,
+  createRunner: (_i, sink) => new TaskManager({ threads: 2, queue: 2, allowPrivate: true, sink, lowPriority: false }),
+});
+
+describe('real crawler on the test web', () => {
+  beforeAll(async () => {
+    web = await TestWeb.start([{ name: 'site', pages: 30, fanout: 5, robots: 'none' }]);
+    await net.start();
+  }, 300_000);
+  afterAll(async () => {
+    await net.stop();
+    await web.close();
+  }, 60_000);
+
+  it("a gracefully stopped node's running crawl is migrated and completed elsewhere", async () => {
+    await waitFor(() => net.nodes.every((n) => n.peers.crawlers().length >= 3), 180_000, 'crawlers to know each other');
+    const site = web.site('site');
+    const origin = site.origin;
+    const task = { id: 'crawl-1', scope: { origin, pathPrefixes: ['/'] }, seeds: [`${origin}/`], maxDepth: 4, delayMs: 250, deadline: Date.now() + 600_000 };
+    const { order, envelope } = await net.order(net.hosts[0]!, { task, coord: false });
+    const first = net.nodes[0]!;
+    expect((await sendTask(net.manager.libp2p, first.peerId, envelope)).status).toBe('accepted');
+    await waitFor(() => site.stats.requests >= 3, 60_000, 'the crawl to start');
+    const { migrated, lost } = await first.shutdown(30_000);
+    expect(lost).toEqual([]);
+    expect(migrated).toEqual([order.id]);
+    await waitFor(() => net.uploads.some((u) => u.result.taskId === order.id && u.result.final), 240_000, 'the migrated crawl to finish');
+    const fin = net.uploads.find((u) => u.result.taskId === order.id && u.result.final)!;
+    expect(fin.crawler).not.toBe(first.peerId);
+    expect(fin.result.status).toBe('completed');
+    const pages = net.uploads.filter((u) => u.result.taskId === order.id).reduce((a, u) => a + ((u.result as { pages?: unknown[] }).pages?.length ?? 0), 0);
+    expect(pages).toBeGreaterThan(10);
+    // Nothing from the stopped node was uploaded for this task.
+    expect(net.uploads.some((u) => u.result.taskId === order.id && u.crawler === first.peerId)).toBe(false);
+  }, 400_000);
+});
