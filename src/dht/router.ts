@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { predictRtt, type Coordinate } from '../coords/index.js';
-import { blockAround, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
+import { blockAround, cellSide, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, loadFraction, type PeerState, type PeerTable } from './peers.js';
 import type { SignedEnvelope, TaskOrder } from './signing.js';
@@ -105,8 +105,14 @@ export class Router {
     return ids;
   }
 
-  /** Crawler ids found around `c`, and the finest level that had any. */
-  async lookup(c: Coordinate): Promise<{ ids: string[]; level: number }> {
+  /** Live crawlers found around `c`, and the finest level that had any.
+   *
+   * Provider records can be stale (a crawler moved and its old cell's record
+   * has not expired), so candidates are judged by their *current*
+   * coordinate: widening stops once `want` crawlers are known whose current
+   * coordinate lies within 1.5 cell sides of c at the level reached, plus one
+   * more level. */
+  async lookup(c: Coordinate, exclude: Set<string> = new Set()): Promise<{ states: PeerState[]; level: number }> {
     const cells = this.o.cells ?? DEFAULT_CELLS;
     const want = this.o.want ?? 4;
     const levels: { level: number; ids: Promise<string[]> }[] = [];
@@ -117,18 +123,22 @@ export class Router {
         ids: Promise.all(block.map((cell) => this.cached(cell.name, () => this.providers(cell.cid)))).then((xs) => xs.flat()),
       });
     }
-    const found = new Set<string>();
+    const found = new Map<string, PeerState>();
     let finest = -1;
     let extra = 0;
     for (const { level, ids } of levels) {
-      for (const id of await ids) if (this.usable(id)) found.add(id);
+      const fresh = (await ids).filter((id) => !found.has(id) && !exclude.has(id) && this.usable(id));
+      for (const p of await this.refresh([...new Set(fresh)])) found.set(p.id, p);
       if (found.size > 0 && finest < 0) finest = level;
-      if (finest >= 0 && found.size >= want) {
+      const reach = 1.5 * cellSide(level, cells);
+      let near = 0;
+      for (const p of found.values()) if (p.coord !== undefined && vecDistance(p.coord, c) <= reach) near++;
+      if (near >= want) {
         if (extra >= 1) break;
         extra++;
       }
     }
-    return { ids: [...found], level: finest };
+    return { states: [...found.values()], level: finest };
   }
 
   private usable(id: string): boolean {
@@ -202,9 +212,9 @@ export class Router {
     let candidates: number;
     if (order.hostCoord !== undefined && opts.hash !== true) {
       const c = fromWireCoord(order.hostCoord);
-      const found = await this.lookup(c);
+      const found = await this.lookup(c, exclude);
       level = found.level;
-      let live = await this.refresh(found.ids.filter((id) => !exclude.has(id)));
+      let live = found.states;
       if (live.length === 0) {
         // Nothing announced anywhere near (or all stale): fall back to every crawler we know.
         live = this.o.peers.crawlers().filter((p) => !exclude.has(p.id) && p.id !== this.o.libp2p.peerId.toString());
@@ -236,6 +246,12 @@ export class Router {
     }
     return { status: last?.status ?? 'no-crawler', attempts, candidates, level, reason: last?.reason };
   }
+}
+
+function vecDistance(a: Coordinate, b: Coordinate): number {
+  let s = 0;
+  for (let i = 0; i < Math.min(a.vec.length, b.vec.length); i++) s += (a.vec[i]! - b.vec[i]!) ** 2;
+  return Math.sqrt(s);
 }
 
 function sha256(b: Uint8Array): Buffer {

@@ -41,25 +41,44 @@ export const replySchema = z.object({
 });
 export type TaskReply = z.infer<typeof replySchema>;
 
-/** Sends one order to `peer` and returns its reply. Throws on transport errors. */
+/** Sends one order to `peer` and returns its reply. Opening the stream is
+ * retried (a connection closing under us is common on a busy network);
+ * throws an Error on transport failure. Re-sending is safe: receivers
+ * acknowledge a duplicate order id without running it twice. */
 export async function sendTask(
   libp2p: Libp2p,
   peer: string,
   envelope: SignedEnvelope,
   hops = 0,
   timeoutMs = 15_000,
+  attempts = 3,
 ): Promise<TaskReply> {
-  const stream = await libp2p.dialProtocol(peerIdFromString(peer), TASK_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
-  const ch = jsonChannel(stream, TASK_REQUEST_MAX_BYTES, timeoutMs);
-  try {
-    await ch.write({ envelope, hops });
-    const reply = replySchema.parse(await ch.read());
-    await ch.close();
-    return reply;
-  } catch (err) {
-    ch.abort('task send failed');
-    throw err;
+  let lastErr: unknown;
+  for (let i = 0; i < attempts; i++) {
+    let stream: Stream;
+    try {
+      stream = await libp2p.dialProtocol(peerIdFromString(peer), TASK_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      lastErr = err;
+      continue;
+    }
+    const ch = jsonChannel(stream, TASK_REQUEST_MAX_BYTES, timeoutMs);
+    try {
+      await ch.write({ envelope, hops });
+      const reply = replySchema.parse(await ch.read());
+      await ch.close();
+      return reply;
+    } catch (err) {
+      ch.abort('task send failed');
+      lastErr = err;
+    }
   }
+  throw lastErr instanceof Error ? lastErr : new Error(`task send to ${peer} failed: ${describe(lastErr)}`);
+}
+
+function describe(err: unknown): string {
+  if (err !== null && typeof err === 'object' && 'type' in err) return `event ${String((err as { type: unknown }).type)}`;
+  return String(err);
 }
 
 /** What the receiver needs of a task runner (src/crawler's TaskManager fits). */
