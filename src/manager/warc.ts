@@ -32,6 +32,8 @@ export class WarcExporter {
   private readonly stamp: string;
   private chain: Promise<void> = Promise.resolve();
   records = 0;
+  /** Pages handed to append() and not yet written. */
+  backlog = 0;
 
   constructor(
     private readonly dir: string,
@@ -82,11 +84,16 @@ export class WarcExporter {
   /** Appends pages (serialised; safe to call concurrently). */
   append(pages: WarcPage[]): Promise<void> {
     // Compress in parallel, write in order.
+    this.backlog += pages.length;
     const bufs = Promise.all(pages.map((p) => this.record(p)));
     const job = this.chain.then(async () => {
-      for (const b of await bufs) {
-        await this.write(b);
-        this.records += 1;
+      try {
+        for (const b of await bufs) {
+          await this.write(b);
+          this.records += 1;
+        }
+      } finally {
+        this.backlog -= pages.length;
       }
     });
     this.chain = job.catch(() => undefined);
