@@ -12,7 +12,8 @@
 //                 path, so nothing needs subtracting)
 // Crawlers run an unlimited no-op runner so load never hides routing choices.
 import { Command } from 'commander';
-import { embedMatrix, embeddingError, quantileSorted, type Coordinate } from '../src/coords/index.js';
+import { embedMatrix, embeddingError, predictRtt, quantileSorted, type Coordinate } from '../src/coords/index.js';
+import { fromWireCoord } from '../src/dht/peers.js';
 import { createRng, deriveSeed } from '../src/rng.js';
 import { toWireCoord } from '../src/dht/peers.js';
 import { signOrder, type TaskOrder, type SignedEnvelope } from '../src/dht/signing.js';
@@ -70,6 +71,19 @@ const rng = createRng(deriveSeed(opts.seed, 'tasks'));
 const hosts = net.hosts.filter((h) => net.nearest(h).rtt < Infinity);
 const placed = new Map<number, ReturnType<typeof toWireCoord>>();
 for (const h of hosts) placed.set(h, toWireCoord(net.placeHost(h)));
+
+// Oracle: the best choice the coordinates allow (argmin of predicted RTT over
+// every online crawler), separating coordinate error from lookup misses.
+const oracle: number[] = [];
+for (const h of hosts) {
+  const hc = fromWireCoord(placed.get(h)!);
+  let bi = 0;
+  net.nodes.forEach((n, i) => {
+    if (predictRtt(n.vivaldi.coord, hc) < predictRtt(net.nodes[bi]!.vivaldi.coord, hc)) bi = i;
+  });
+  oracle.push(net.rtt(h, net.index[bi]!) / net.nearest(h).rtt);
+}
+oracle.sort((a, b) => a - b);
 
 async function makeOrders(n: number, withCoord: boolean, tag: string): Promise<{ h: number; order: TaskOrder; envelope: SignedEnvelope }[]> {
   const out = [];
@@ -138,6 +152,8 @@ const result = {
   hashStretchMedian: quantileSorted(byHash.stretch, 0.5),
   hashStretchP90: quantileSorted(byHash.stretch, 0.9),
   exactNearest: byCoord.exact / Math.max(1, byCoord.stretch.length),
+  oracleStretchMedian: quantileSorted(oracle, 0.5),
+  oracleStretchP90: quantileSorted(oracle, 0.9),
   acceptP50Ms: quantileSorted(byCoord.latency, 0.5),
   acceptP99Ms: quantileSorted(byCoord.latency, 0.99),
   hashAcceptP50Ms: quantileSorted(byHash.latency, 0.5),
@@ -152,6 +168,7 @@ const result = {
 if (opts.json) console.log(JSON.stringify(result));
 else {
   console.log(`stretch median ${result.stretchMedian.toFixed(3)} p90 ${result.stretchP90.toFixed(3)} (exact nearest ${(result.exactNearest * 100).toFixed(0)}%)`);
+  console.log(`best possible from the coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)}`);
   console.log(`hash routing stretch median ${result.hashStretchMedian.toFixed(3)} p90 ${result.hashStretchP90.toFixed(3)}`);
   console.log(`submit-to-accept p50 ${result.acceptP50Ms.toFixed(1)} ms p99 ${result.acceptP99Ms.toFixed(1)} ms (concurrency ${opts.concurrency})`);
 }
