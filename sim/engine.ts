@@ -58,6 +58,8 @@ export interface StrategyResult {
   outcomes: { completed: number; failed: number; cancelled: number; lost: number; pendingAtEnd: number };
   migrations: number;
   forwards: number;
+  /** Mean number of hops of a forwarded task (1 = placed in the first neighbourhood). */
+  meanForwardHops: number;
   meanQueuedPerCrawler: number;
   meanOnline: number;
   meanThroughput: number;
@@ -185,6 +187,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   let lost = 0;
   let migrations = 0;
   let forwards = 0;
+  let forwardHopSum = 0;
   let rttSum = 0;
   let dlSum = 0;
   let bytesTotal = 0;
@@ -233,6 +236,46 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   const churn = createRng(deriveSeed(seed, 'churn'));
   const phase = createRng(deriveSeed(seed, 'phase'));
   const cand = new Int32Array(64);
+  const ring = new Int32Array(cfg.forwardFanout * cfg.forwardHops + 1);
+  // Coordinate routing: for each host origin, the crawler origins (the clusters of
+  // replicas around them) ranked by predicted distance; a forwarding walk moves
+  // outward along it. Crawler c replicates crawler origin c mod |origins|.
+  const originIdx = new Int32Array(world.latency.n).fill(-1);
+  world.hostOrigins.forEach((o, i) => (originIdx[o] = i));
+  const nCOrigins = world.crawlerOrigins.length;
+  let originRank: Int32Array | null = null;
+  if (opts.routing === 'coord') {
+    originRank = new Int32Array(world.hostOrigins.length * nCOrigins);
+    const dist = new Float64Array(nCOrigins);
+    const ids = Array.from({ length: nCOrigins }, (_, i) => i);
+    world.hostOrigins.forEach((o, i) => {
+      const a = world.base[o]!;
+      world.crawlerOrigins.forEach((co, j) => {
+        const b = world.base[co]!;
+        let sum = 0;
+        for (let k = 0; k < world.dims; k++) sum += (a.vec[k]! - b.vec[k]!) ** 2;
+        dist[j] = Math.sqrt(sum) + b.height;
+      });
+      ids.sort((x, y) => dist[x]! - dist[y]! || x - y);
+      originRank!.set(ids, i * nCOrigins);
+    });
+  }
+  const visit = new Int32Array(C);
+  let stamp = 0;
+
+  // ---- room bookkeeping per crawler-origin cluster (for long forwarding walks)
+  const nCO = world.crawlerOrigins.length;
+  const hasRoom = new Uint8Array(C);
+  const coRoom = new Int32Array(nCO);
+  const coOnline = new Int32Array(nCO);
+  /** Re-evaluates whether crawler c is online with a free thread or queue slot. */
+  function upd(c: number): void {
+    const r = online[c] && (running[c]! < THREADS || qLen[c]! < QCAP) ? 1 : 0;
+    if (r !== hasRoom[c]) {
+      hasRoom[c] = r;
+      coRoom[c % nCO] = coRoom[c % nCO]! + (r ? 1 : -1);
+    }
+  }
 
   // ---- task placement
   /** Drops expired tasks from crawler c's queue (cancelled at their deadline). */
@@ -254,6 +297,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       }
     }
     qLen[c] = w;
+    upd(c);
     qMinDeadline[c] = minD;
   }
 
@@ -271,6 +315,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     tRtt[s] = rtt;
     runSlots[c * THREADS + running[c]!] = s;
     running[c] = running[c]! + 1;
+    upd(c);
     if (running[c]! > maxRunningSeen) maxRunningSeen = running[c]!;
     q.push(t + dl, s * 8 + EV_FINISH, tGen[s]!);
   }
@@ -286,6 +331,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     if (n < QCAP) {
       qSlots[c * QCAP + n] = s;
       qLen[c] = n + 1;
+      upd(c);
       if (n + 1 > maxQueueSeen) maxQueueSeen = n + 1;
       tState[s] = ST_QUEUED;
       tCrawler[s] = c;
@@ -295,22 +341,18 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     return false;
   }
 
-  /** Routes task s to the nearest online crawler, forwarding from a full one to the
-   * least loaded of the forwardFanout nearest. Returns false if nobody can take it. */
-  function route(s: number, t: number): boolean {
-    const h = tChannel[s]!;
-    let m = router.nearest(h, 1, cand, 1);
-    if (m === 0) return false;
-    if (accept(s, cand[0]!, t)) return true;
-    m = router.nearest(h, cfg.forwardFanout, cand, 2);
+  /** Scans candidates cand[from..to) for room, skipping crawlers already visited by
+   * this walk (and marking the rest). A crawler with a free thread wins at once (the
+   * first one, i.e. the nearest); otherwise the least loaded one with queue room
+   * (ties to the earlier, nearer one). Returns the crawler or −1. */
+  function pickRoom(list: Int32Array, from: number, to: number, t: number): number {
     let best = -1;
     let bestLoad = Infinity;
-    for (let i = 1; i < m; i++) {
-      const c = cand[i]!;
-      if (running[c]! < THREADS) {
-        best = c;
-        break;
-      }
+    for (let i = from; i < to; i++) {
+      const c = list[i]!;
+      if (!online[c] || visit[c] === stamp) continue;
+      visit[c] = stamp;
+      if (running[c]! < THREADS) return c;
       if (qLen[c] === QCAP) purge(c, t);
       const load = running[c]! + qLen[c]!;
       if (qLen[c]! < QCAP && load < bestLoad) {
@@ -318,9 +360,83 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
         bestLoad = load;
       }
     }
-    if (best < 0) return false;
-    forwards++;
-    return accept(s, best, t);
+    return best;
+  }
+
+  /** Routes task s to the nearest online crawler. A full crawler forwards it (the
+   * paper's forwarding-based scheduling [6]): hop 1 looks at the host's forwardFanout
+   * nearest online crawlers; while every crawler seen is full the walk moves on to
+   * the seen crawler farthest from the host and looks at ITS neighbourhood (its
+   * forwardFanout nearest crawlers), up to forwardHops hops; the task goes to the
+   * first neighbourhood with room (a free thread, else the least loaded queue).
+   * With hash routing a hop is the next forwardFanout online ring successors.
+   * Returns false (rejected) only if the walk found no room. */
+  function route(s: number, t: number): boolean {
+    const h = tChannel[s]!;
+    let m = router.nearest(h, 1, cand, 1);
+    if (m === 0) return false;
+    const c0 = cand[0]!;
+    if (accept(s, c0, t)) return true;
+    stamp = (stamp + 1) | 0;
+    visit[c0] = stamp;
+    const F = cfg.forwardFanout;
+    const hops = cfg.forwardHops;
+    if (originRank === null) {
+      // Hash ring: the successors, one hop = the next F online ones.
+      m = router.nearest(h, F * hops + 1, ring, 1);
+      for (let hop = 0; hop < hops; hop++) {
+        const from = 1 + hop * F;
+        if (from >= m) break;
+        const best = pickRoom(ring, from, Math.min(m, from + F), t);
+        if (best >= 0) {
+          forwards++;
+          forwardHopSum += hop + 1;
+          return accept(s, best, t);
+        }
+      }
+      return false;
+    }
+    // Hop 1: the host's F nearest online crawlers.
+    m = router.nearest(h, F, cand, 2);
+    let best = pickRoom(cand, 0, m, t);
+    if (best >= 0) {
+      forwards++;
+      forwardHopSum += 1;
+      return accept(s, best, t);
+    }
+    // Further hops: outward through the crawler-origin clusters ranked by distance
+    // from the host's origin, skipping (in O(1)) clusters with no room, until the
+    // walk has passed F × (forwardHops − 1) online crawlers beyond the first hop.
+    const rank = originRank;
+    const base = originIdx[world.hostOrigin[h]!]! * nCOrigins;
+    const budget = F * (hops - 1);
+    let passed = 0;
+    for (let i = 0; i < nCOrigins && passed < budget; i++) {
+      const co = rank[base + i]!;
+      if (coRoom[co]! > 0) {
+        let bestLoad = Infinity;
+        for (let c = co; c < C; c += nCOrigins) {
+          if (!hasRoom[c] || visit[c] === stamp) continue;
+          if (running[c]! < THREADS) {
+            best = c;
+            break;
+          }
+          purge(c, t);
+          const load = running[c]! + qLen[c]!;
+          if (load < bestLoad) {
+            best = c;
+            bestLoad = load;
+          }
+        }
+        if (best >= 0) {
+          forwards++;
+          forwardHopSum += 2 + Math.floor(passed / F);
+          return accept(s, best, t);
+        }
+      }
+      passed += coOnline[co]!;
+    }
+    return false;
   }
 
   function fail(s: number, t: number): void {
@@ -348,6 +464,8 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   // ---- crawler churn
   function join(c: number, t: number): void {
     online[c] = 1;
+    coOnline[c % nCO] = coOnline[c % nCO]! + 1;
+    upd(c);
     onlineCount++;
     router.add(c);
     q.push(t + Math.max(1, normal(churn, cfg.lifetimeMean, cfg.lifetimeSd)), c * 8 + EV_LEAVE);
@@ -356,6 +474,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   const moving: number[] = [];
   function leave(c: number, t: number): void {
     online[c] = 0;
+    coOnline[c % nCO] = coOnline[c % nCO]! - 1;
     onlineCount--;
     router.remove(c);
     const notify = churn.next() < cfg.notifyProbability;
@@ -365,6 +484,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     for (let i = 0; i < qLen[c]!; i++) moving.push(qSlots[c * QCAP + i]!);
     running[c] = 0;
     qLen[c] = 0;
+    upd(c);
     qMinDeadline[c] = Infinity;
     for (const s of moving) {
       // Invalidate the pending completion event of a running task.
@@ -394,6 +514,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       }
     }
     running[c] = n - 1;
+    upd(c);
     completed++;
     completedBy[world.group[h]!]! += 1;
     successes[h] = successes[h]! + 1;
@@ -413,6 +534,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       const next = qSlots[qb]!;
       qSlots.copyWithin(qb, qb + 1, qb + qLen[c]!);
       qLen[c] = qLen[c]! - 1;
+      upd(c);
       startTask(next, c, t);
     }
     maybeRound(t);
@@ -556,6 +678,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     outcomes: { completed, failed, cancelled, lost, pendingAtEnd },
     migrations,
     forwards,
+    meanForwardHops: forwards > 0 ? forwardHopSum / forwards : 0,
     meanQueuedPerCrawler: qpcN > 0 ? qpc / qpcN : 0,
     meanOnline: samples.length > 0 ? onl / samples.length : 0,
     meanThroughput: (bytesTotal * 8) / 1e6 / (T * 60),

@@ -42,8 +42,10 @@ export interface ScenarioConfig {
   waitMs: number;
   /** Sampling period of the time series (minutes). */
   sampleEvery: number;
-  /** A task meeting a full queue goes to the least loaded of this many nearest crawlers. */
+  /** Forwarding: a neighbourhood is this many nearest crawlers ... */
   forwardFanout: number;
+  /** ... and a forwarding walk visits at most this many neighbourhoods (hops). */
+  forwardHops: number;
   /** Vivaldi embedding of the base nodes. */
   embedRounds: number;
   embedNeighbours: number;
@@ -61,7 +63,7 @@ const COMMON: Omit<ScenarioConfig, 'name' | 'hosts' | 'crawlers' | 'steps'> = {
   changeIntervals: [60, 120, 240, 480, 960],
   groupMean: 2,
   groupSd: 0.8,
-  pagesMedian: 2350,
+  pagesMedian: 3500,
   pagesSigma: 1.0,
   pagesMax: 50_000,
   pageKbMedian: 12,
@@ -72,6 +74,7 @@ const COMMON: Omit<ScenarioConfig, 'name' | 'hosts' | 'crawlers' | 'steps'> = {
   waitMs: 200,
   sampleEvery: 100,
   forwardFanout: 32,
+  forwardHops: 16,
   embedRounds: 2000,
   embedNeighbours: 32,
 };

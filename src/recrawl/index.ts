@@ -40,7 +40,7 @@ export interface RecrawlOptions {
 
 export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   strategy: 'iir',
-  encourageRate: 0.5,
+  encourageRate: 0.6,
   smallestMultiple: 1.25,
   biggestMultiple: 4,
   historyLength: 5,

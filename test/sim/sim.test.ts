@@ -127,6 +127,23 @@ describe('simulator invariants', () => {
   });
 });
 
+describe('forwarding walk', () => {
+  it('walking outward past the first neighbourhood rejects fewer tasks, at some RTT cost', () => {
+    const cfg = { crawlers: 60, steps: 3000, forwardFanout: 4 };
+    const one = buildWorld(syntheticLatency(40, 6), smallConfig({ ...cfg, forwardHops: 1 }), 13);
+    const many = buildWorld(syntheticLatency(40, 6), smallConfig({ ...cfg, forwardHops: 12 }), 13);
+    const a = simulate(one, { strategy: 'fixed', routing: 'coord', steps: 3000 });
+    const b = simulate(many, { strategy: 'fixed', routing: 'coord', steps: 3000 });
+    expect(a.tasksTotal).toBe(b.tasksTotal);
+    expect(a.meanForwardHops).toBe(1);
+    expect(b.meanForwardHops).toBeGreaterThan(1);
+    expect(b.outcomes.failed).toBeLessThan(a.outcomes.failed);
+    expect(b.meanTaskRttMs).toBeGreaterThan(a.meanTaskRttMs);
+    const o = b.outcomes;
+    expect(o.completed + o.failed + o.cancelled + o.lost + o.pendingAtEnd).toBe(b.tasksTotal);
+  });
+});
+
 describe('rate cap', () => {
   it('never recrawls a channel faster than rateCap × its change frequency', () => {
     const world = buildWorld(syntheticLatency(40, 4), smallConfig({ crawlers: 80, steps: 6000 }), 9);
