@@ -14,7 +14,7 @@ import type { WireCoord } from '../dht/signing.js';
 import type { RecrawlOptions, RoundReport, StrategyName } from '../recrawl/index.js';
 import { channelHistory } from '../recrawl/index.js';
 import { buildChannel, channelKey, patchChannel, parseSeedList, ValidationError, type Channel, type ChannelDefaults, type RecrawlHistoryRecord } from './model.js';
-import { DEFAULT_GROUP_INTERVALS, MINUTE, Scheduler, type RecrawlMeta, type SchedRecord } from './scheduler.js';
+import { DATA_INTER_DIGESTS, DATA_INTER_SEEDS, DATA_KNOWN, DEFAULT_GROUP_INTERVALS, MINUTE, Scheduler, type RecrawlMeta, type SchedRecord } from './scheduler.js';
 import { K, Store, type BatchOp } from './store.js';
 import { DEFAULT_GROUPING, type GroupingOptions } from './estimator.js';
 
@@ -372,20 +372,27 @@ export class Manager {
       const now = this.clock();
       const ids = this.sched.due(now, limit);
       if (ids.length === 0) return [];
+      // Read only the optional records the channel has (misses cost LevelDB lookups).
       const keys: string[] = [];
-      for (const id of ids) keys.push(K.channel(id), K.known(id), K.interSeeds(id), K.interDigests(id));
+      const at: [number, number, number, number][] = [];
+      for (const id of ids) {
+        const x = this.sched.dataOf(id);
+        const slot = (bit: number, key: string): number => {
+          if (bit !== 0 && (x & bit) === 0) return -1;
+          keys.push(key);
+          return keys.length - 1;
+        };
+        at.push([slot(0, K.channel(id)), slot(DATA_KNOWN, K.known(id)), slot(DATA_INTER_SEEDS, K.interSeeds(id)), slot(DATA_INTER_DIGESTS, K.interDigests(id))]);
+      }
       const vals = await this.store.getMany<unknown>(keys);
+      const val = <T>(i: number): T | undefined => (i < 0 ? undefined : (vals[i] as T | undefined));
       const chans: Channel[] = [];
       const parts: { known: KnownEntry[]; inter: string[]; xd: number[] }[] = [];
-      ids.forEach((_id, i) => {
-        const ch = vals[4 * i] as Channel | undefined;
+      at.forEach(([c, k, s, x]) => {
+        const ch = val<Channel>(c);
         if (ch === undefined) return;
         chans.push(ch);
-        parts.push({
-          known: (vals[4 * i + 1] as KnownEntry[] | undefined) ?? [],
-          inter: (vals[4 * i + 2] as string[] | undefined) ?? [],
-          xd: (vals[4 * i + 3] as number[] | undefined) ?? [],
-        });
+        parts.push({ known: val<KnownEntry[]>(k) ?? [], inter: val<string[]>(s) ?? [], xd: val<number[]>(x) ?? [] });
       });
       const hosts = [...new Set(chans.map((c) => c.host))];
       const coords = await this.store.getMany<WireCoord>(hosts.map((h) => K.hostCoord(h)));

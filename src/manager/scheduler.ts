@@ -45,7 +45,13 @@ export interface SchedRecord {
   li: number; // last issue, epoch ms (NaN-free: 0 = never)
   ra: number; // retry at, epoch ms (0 = none)
   fl: string | null; // task in flight
+  x?: number; // DATA_* bits (absent in old records: all assumed present)
 }
+
+/** Which optional per-channel records exist (so issuing a task skips reads that would miss). */
+export const DATA_KNOWN = 1;
+export const DATA_INTER_SEEDS = 2;
+export const DATA_INTER_DIGESTS = 4;
 
 export type RecrawlMeta = Omit<RecrawlState, 'channels' | 'triggerCount' | 'topCount'>;
 
@@ -66,6 +72,7 @@ export class Scheduler {
   /** Deadline (epoch ms) of the task in flight, and whether a crawler accepted it. */
   private deadline: number[] = [];
   private running: number[] = [];
+  private data: number[] = [];
   private cursor = 0;
   readonly retryDelayMs: number;
   readonly groupIntervals: readonly number[];
@@ -138,6 +145,7 @@ export class Scheduler {
     this.inflight.push(rec?.fl ?? null);
     this.deadline.push(0);
     this.running.push(0);
+    this.data.push(rec === undefined ? 0 : (rec.x ?? DATA_KNOWN | DATA_INTER_SEEDS | DATA_INTER_DIGESTS));
     this.count(c, +1);
   }
 
@@ -168,6 +176,7 @@ export class Scheduler {
       this.inflight[s] = this.inflight[last]!;
       this.deadline[s] = this.deadline[last]!;
       this.running[s] = this.running[last]!;
+      this.data[s] = this.data[last]!;
     }
     st.channels.pop();
     this.ids.pop();
@@ -176,6 +185,7 @@ export class Scheduler {
     this.inflight.pop();
     this.deadline.pop();
     this.running.pop();
+    this.data.pop();
     this.slotOf.delete(id);
     if (this.cursor > this.ids.length) this.cursor = 0;
   }
@@ -258,6 +268,19 @@ export class Scheduler {
       else issued++;
     }
     return { issued, running };
+  }
+
+  /** DATA_* bits of the channel. */
+  dataOf(id: string): number {
+    return this.data[this.slot(id)]!;
+  }
+
+  /** Marks an optional record as present; true if that changed the bits. */
+  markData(id: string, bit: number): boolean {
+    const s = this.slot(id);
+    if ((this.data[s]! & bit) === bit) return false;
+    this.data[s] = this.data[s]! | bit;
+    return true;
   }
 
   /** A crawler accepted the task in flight. */
@@ -371,6 +394,7 @@ export class Scheduler {
       li: this.lastIssued[s]!,
       ra: this.retryAt[s]!,
       fl: this.inflight[s]!,
+      x: this.data[s]!,
     };
   }
 }

@@ -17,7 +17,7 @@ import { changeIntervalOf, chooseGroup, estimateChangeRate, type VisitObservatio
 import type { KnownEntry, Manager, TaskRecord } from './manager.js';
 import { HISTORY_KEEP, type Channel, type RecrawlHistoryRecord } from './model.js';
 import { resultSchema, SUCCESS_STATUSES, type UploadedResult } from './result-schema.js';
-import { MINUTE } from './scheduler.js';
+import { DATA_INTER_DIGESTS, DATA_INTER_SEEDS, DATA_KNOWN, MINUTE } from './scheduler.js';
 import { K, type BatchOp } from './store.js';
 import type { WarcExporter, WarcPage } from './warc.js';
 
@@ -282,6 +282,7 @@ export class Storage {
     ops: BatchOp[],
   ): void {
     const m = this.m;
+    m.sched.markData(ch.id, DATA_KNOWN); // kn! is written below, with this record
     const prevOk = [...history].reverse().find((h) => SUCCESS_STATUSES.has(h.status));
     const observation: VisitObservation | null =
       prevOk !== undefined && now > prevOk.finishedAt ? { interval: (now - prevOk.finishedAt) / MINUTE, revisited: t.revisited, changed: t.changed } : null;
@@ -377,6 +378,7 @@ export class Storage {
     seedIds.forEach((id, i) => {
       const merged = [...new Set([...(olds[i] ?? []), ...addSeeds.get(id)!])];
       ops.push({ type: 'put', key: K.interSeeds(id), value: merged.slice(-STORAGE_LIMITS.interSeedsPerChannel) });
+      if (m.sched.has(id) && m.sched.markData(id, DATA_INTER_SEEDS)) ops.push({ type: 'put', key: K.sched(id), value: m.sched.record(id) });
     });
     const origins = [...cands.keys()];
     const prevC = await m.store.getMany<Candidate>(origins.map((o) => K.candidate(o)));
@@ -395,6 +397,7 @@ export class Storage {
     for (const s of urls) set.add(sha1_32(s));
     const arr = [...set];
     ops.push({ type: 'put', key: K.interDigests(src.id), value: arr.slice(-STORAGE_LIMITS.interDigestsPerChannel) });
+    if (m.sched.has(src.id) && m.sched.markData(src.id, DATA_INTER_DIGESTS)) ops.push({ type: 'put', key: K.sched(src.id), value: m.sched.record(src.id) });
   }
 
   /** Keeps the crawlers' RTT reports to the host; places it once ≥ 3 landmarks reported. */

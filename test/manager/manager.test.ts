@@ -105,6 +105,14 @@ describe('channel database', () => {
       ['http://site.test/', 'v1'],
       ['http://site.test/a', 'a1'],
     ]);
+    // after another restart the next task still carries the known digests and validators
+    s.clock.advance(3 * 60 * MINUTE); // past the task's deadline (its 120 min interval) and the grace
+    expect(await m2.failOverdue()).toBe(1);
+    const m3 = await s.restart();
+    s.clock.advance(10 * MINUTE);
+    const [it3] = await m3.issueDue();
+    expect(it3!.task.pageDigests.length).toBe(2);
+    expect(it3!.task.known.map((k) => k.url).sort()).toEqual(['http://site.test/', 'http://site.test/a']);
   });
 
   it('a repeated upload of the same task part is applied once', async () => {
