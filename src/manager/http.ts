@@ -9,6 +9,8 @@ import { ValidationError } from './model.js';
 import { K } from './store.js';
 import type { ManagerNode } from './network.js';
 import { CandidateConflict, CandidateNotFound, type Storage } from './storage.js';
+import { handleDashboard } from './dashboard/serve.js';
+import type { Sampler } from './dashboard/sampler.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -16,6 +18,8 @@ export interface ApiContext {
   manager: Manager;
   storage: Storage;
   node?: ManagerNode | null;
+  /** The dashboard's time series (GET /dashboard…); absent → no dashboard. */
+  sampler?: Sampler | null;
 }
 
 class HttpError extends Error {
@@ -91,6 +95,9 @@ export async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerR
     method === meth && parts.length === segs.length && segs.every((s, i) => s === null || s === parts[i]);
   const anyMethod = (...segs: (string | null)[]): boolean => parts.length === segs.length && segs.every((s, i) => s === null || s === parts[i]);
 
+  if (ctx.sampler && (parts.length === 0 || parts[0] === 'dashboard') && (method === 'GET' || method === 'HEAD')) {
+    if (await handleDashboard(ctx, ctx.sampler, parts, u, res)) return;
+  }
   if (route('GET', 'metrics')) return send(res, 200, metrics(ctx));
   if (route('GET', 'api', 'status')) {
     const t = m.taskSummary();

@@ -358,7 +358,9 @@ export class Manager {
   private taskTimeout(channelId: string): number {
     const lo = this.opts.taskTimeoutMinMs ?? 10 * MINUTE;
     const hi = this.opts.taskTimeoutMaxMs ?? 6 * 60 * MINUTE;
-    return Math.min(hi, Math.max(lo, this.sched.intervalMs(channelId)));
+    // Whole milliseconds: the crawler's task schema wants an integer deadline, and
+    // IIR/ICR intervals (minutes) are fractional.
+    return Math.round(Math.min(hi, Math.max(lo, this.sched.intervalMs(channelId))));
   }
 
   get graceMs(): number {

@@ -15,6 +15,7 @@ import { ManagerNode } from './network.js';
 import { Storage } from './storage.js';
 import { StoreLockedError } from './store.js';
 import { WarcExporter } from './warc.js';
+import { Sampler } from './dashboard/sampler.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -63,6 +64,8 @@ export interface ServeFlags {
   tick: number;
   routeConcurrency: number;
   logLevel: string;
+  /** Dashboard time-series sample period, ms (default 5000). */
+  dashboardSampleMs?: number;
 }
 
 /** The join command line for volunteers, preferring a non-loopback address. */
@@ -101,7 +104,9 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       ...(flags.lan ? { inboundConnectionThreshold: 1000 } : {}),
       log,
     });
-    api = await startApi({ manager, storage, node }, { port: flags.httpPort, host: flags.httpHost });
+    const sampler = new Sampler(manager, node, flags.dashboardSampleMs ?? 5000);
+    api = await startApi({ manager, storage, node, sampler }, { port: flags.httpPort, host: flags.httpHost });
+    sampler.start();
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let loop: Promise<void> = Promise.resolve();
@@ -132,6 +137,7 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       storage,
       async stop() {
         stopped = true;
+        sampler.stop();
         if (timer !== undefined) clearTimeout(timer);
         await loop;
         await a.close();
@@ -187,7 +193,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const cmd = joinCommand(node.multiaddrs(), node.peerId);
   log.info({ peerId: node.peerId, addrs: node.multiaddrs(), api: api.url, join: cmd, strategy: manager.sched.state.options.strategy, channels: manager.sched.size }, 'manager started');
   process.stderr.write(
-    `dht-manager: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  operator API ${api.url} (try: curl ${api.url}/api/status)\n  volunteers join with:\n    ${cmd}\n`,
+    `dht-manager: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  operator API ${api.url} (try: curl ${api.url}/api/status)\n  dashboard ${api.url}/dashboard\n  volunteers join with:\n    ${cmd}\n`,
   );
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -1,0 +1,157 @@
+// The demo's world: generated test-web sites (one channel each) in five change
+// profiles, the compressed clock both the test web and the manager run on, and
+// the ground-truth measure of freshness and age of what the manager stored.
+import { createRng, deriveSeed, randomInt } from '../../rng.js';
+import type { Manager } from '../manager.js';
+import { DEFAULT_GROUP_INTERVALS, MINUTE } from '../scheduler.js';
+import type { ManagerOptions } from '../manager.js';
+import type { Storage } from '../storage.js';
+import type { SiteSpec, TestWeb } from '../../../test/web/testweb.js';
+
+/** Change profiles: mean changes per page per SIMULATED day, and the operator's initial group. */
+export const PROFILES = [
+  { name: 'news', changesPerDay: 48, group: 0 },
+  { name: 'forum', changesPerDay: 12, group: 1 },
+  { name: 'blog', changesPerDay: 4, group: 2 },
+  { name: 'shop', changesPerDay: 1, group: 3 },
+  { name: 'docs', changesPerDay: 0.25, group: 4 },
+] as const;
+
+export const DEMO_EPOCH = Date.UTC(2026, 0, 1);
+const DAY_MIN = 1440;
+
+export function siteSpecs(n: number, seed: number): SiteSpec[] {
+  const rng = createRng(deriveSeed(seed, 'demo-sites'));
+  const out: SiteSpec[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = PROFILES[i % PROFILES.length]!;
+    out.push({ name: `${p.name}-${i}`, pages: 6 + randomInt(rng, 20), fanout: 4, pageBytes: 1500, changesPerDay: p.changesPerDay });
+  }
+  return out;
+}
+
+export function profileOf(site: SiteSpec): (typeof PROFILES)[number] {
+  return PROFILES.find((p) => site.name.startsWith(p.name + '-')) ?? PROFILES[2];
+}
+
+/**
+ * The shared compressed clock. Simulated time = DEMO_EPOCH + speed × (real time
+ * since start). The test web's TestClock is set from it; the manager keeps its
+ * real clock (task deadlines are compared on the volunteers' real clocks) and
+ * instead gets every duration divided by `speed`: group intervals, the interval
+ * floor, the round gap, retry delay, task timeouts and grace. Its change-rate
+ * estimates are then in real minutes, which is the same compressed time. Figures
+ * in the report are converted back to simulated time (× speed).
+ */
+export class DemoClock {
+  private readonly t0 = performance.now();
+  constructor(readonly speed: number) {}
+  realElapsedMs(): number {
+    return performance.now() - this.t0;
+  }
+  simNow(): number {
+    return DEMO_EPOCH + Math.floor(this.realElapsedMs() * this.speed);
+  }
+  /** Moves the test web's clock to the simulated now. */
+  sync(web: TestWeb): number {
+    const t = this.simNow();
+    if (t > web.clock.now()) web.clock.set(t);
+    return web.clock.now();
+  }
+}
+
+/** Manager options with every duration compressed by `speed`. */
+export function scaledManagerOptions(speed: number): Partial<ManagerOptions> {
+  return {
+    groupIntervals: DEFAULT_GROUP_INTERVALS.map((m) => m / speed),
+    recrawl: { minInterval: 5 / speed, maxRoundGap: (24 * 60) / speed },
+    retryDelayMs: Math.max(1000, (5 * MINUTE) / speed),
+    taskTimeoutMinMs: Math.max(8000, (10 * MINUTE) / speed),
+    taskTimeoutMaxMs: Math.max(20_000, (6 * 60 * MINUTE) / speed),
+    graceMs: Math.max(4000, (5 * MINUTE) / speed),
+  };
+}
+
+/** The channel the demo adds for a site (operator's prior: the profile's group and change interval). */
+export function channelFor(url: string, site: SiteSpec, speed: number): Record<string, unknown> {
+  const p = profileOf(site);
+  return { url, depth: 4, maxPages: 200, delayMs: 0, group: p.group, changeInterval: DAY_MIN / p.changesPerDay / speed, note: `demo ${p.name} site, ${p.changesPerDay} changes/page/day` };
+}
+
+export interface GroupTruth {
+  group: number;
+  /** Page-samples: pages in scope, of them with a stored copy, of those fresh. */
+  pages: number;
+  stored: number;
+  fresh: number;
+  /** Sum over stored page-samples of the age (simulated minutes; 0 when fresh). */
+  ageSumMin: number;
+}
+
+export interface TruthSnapshot {
+  at: number;
+  groups: GroupTruth[];
+}
+
+/** Page index from a test-web URL ('/' → 0, '/p/<i>.html' → i). */
+export function pageIndex(url: string): number | null {
+  const path = new URL(url).pathname;
+  if (path === '/') return 0;
+  const m = /^\/p\/(\d+)\.html$/.exec(path);
+  return m ? Number(m[1]) : null;
+}
+
+/** Version of a stored copy, from its title ("<site> page <i> v<version>"). */
+export function storedVersion(title: string | undefined): number | null {
+  const m = title === undefined ? null : / v(\d+)$/.exec(title);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Ground truth now: for every channel's pages, is the latest stored copy the
+ * page's current version (fresh), and if not, how long ago did it stop being
+ * (age = now − the first change after the stored version; Cho & Garcia-Molina).
+ */
+export async function measureTruth(web: TestWeb, manager: Manager, storage: Storage, channels: { id: string; site: string }[], simNow: number): Promise<TruthSnapshot> {
+  const byGroup = new Map<number, GroupTruth>();
+  for (const c of channels) {
+    let group: number;
+    try {
+      group = (await manager.getChannel(c.id)).group;
+    } catch {
+      continue; // deleted from the dashboard meanwhile
+    }
+    const g = byGroup.get(group) ?? { group, pages: 0, stored: 0, fresh: 0, ageSumMin: 0 };
+    byGroup.set(group, g);
+    const site = web.site(c.site);
+    const latest = await storage.latest(c.id, { limit: 1000 });
+    const have = new Map<number, number>();
+    for (const p of latest) {
+      const i = pageIndex(p.url);
+      const v = storedVersion(p.title);
+      if (i !== null && v !== null) have.set(i, v);
+    }
+    for (let i = 0; i < site.spec.pages; i++) {
+      g.pages++;
+      const v = have.get(i);
+      if (v === undefined) continue;
+      g.stored++;
+      const changes = site.changeTimes(i, simNow);
+      if (changes.length <= v) g.fresh++;
+      else g.ageSumMin += (simNow - changes[v]!) / MINUTE;
+    }
+  }
+  return { at: simNow, groups: [...byGroup.values()].sort((a, b) => a.group - b.group) };
+}
+
+/** Sums snapshots (time average over equally spaced samples). */
+export function accumulate(into: Map<number, GroupTruth>, snap: TruthSnapshot): void {
+  for (const g of snap.groups) {
+    const a = into.get(g.group) ?? { group: g.group, pages: 0, stored: 0, fresh: 0, ageSumMin: 0 };
+    a.pages += g.pages;
+    a.stored += g.stored;
+    a.fresh += g.fresh;
+    a.ageSumMin += g.ageSumMin;
+    into.set(g.group, a);
+  }
+}

@@ -1,0 +1,75 @@
+// `npm run demo` as a real process: a short run with churn (test web, manager,
+// volunteer child processes), its JSON report's shape and that pages were
+// crawled; usage errors exit 2. No timing assertions, generous bounds.
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { DemoReport } from '../../src/manager/demo/report.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+function run(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const p = spawn(process.execPath, [join(ROOT, 'bin/run-ts.js'), 'src/manager/demo/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      p.kill('SIGKILL');
+      fail(new Error(`demo did not finish in ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    p.on('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('npm run demo', () => {
+  it('--help and bad flags', async () => {
+    const help = await run(['--help'], 60_000);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--volunteers');
+    for (const bad of [['--volunteers', '0'], ['--speed', 'fast'], ['--bogus'], ['--duration']]) {
+      const r = await run(bad, 60_000);
+      expect(r.code, bad.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/demo: /);
+    }
+  }, 120_000);
+
+  it('a short run with churn crawls pages and reports per group against the ground truth', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'volcrawl-demo-test-'));
+    try {
+      const r = await run(['--volunteers', '3', '--sites', '5', '--speed', '600', '--duration', '30', '--churn', '--seed', '3', '--json', '--data-dir', join(dir, 'd')], 240_000);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/dashboard {2}http:\/\/127\.0\.0\.1:\d+\/dashboard/);
+      const report = JSON.parse(r.stdout.trim().split('\n').pop()!) as DemoReport;
+      expect(report.config).toMatchObject({ volunteers: 3, speed: 600, sites: 5, churn: true, seed: 3 });
+      expect(report.tasks.issued).toBeGreaterThan(0);
+      expect(report.tasks.completed).toBeGreaterThan(0);
+      expect(report.tasks.failed).toBeGreaterThanOrEqual(0);
+      expect(report.pages.versionsStored).toBeGreaterThan(0);
+      expect(report.groups.length).toBe(5);
+      expect(report.groups.reduce((s, g) => s + g.channels, 0)).toBe(5);
+      const measured = report.groups.filter((g) => g.final.stored > 0);
+      expect(measured.length).toBeGreaterThan(0);
+      for (const g of measured) {
+        expect(g.freshness).toBeGreaterThanOrEqual(0);
+        expect(g.freshness).toBeLessThanOrEqual(1);
+        expect(g.coverage).toBeGreaterThan(0);
+        expect(g.meanAgeSimMinutes).toBeGreaterThanOrEqual(0);
+      }
+      expect(report.churn).not.toBeNull();
+      expect(report.churn!.completedPerQuarter.length).toBe(4);
+      expect(report.churn!.graceful + report.churn!.silent).toBeGreaterThan(0);
+      // --data-dir is kept; every child is gone (the manager's lock is free).
+      expect(existsSync(join(dir, 'd', 'manager', 'db'))).toBe(true);
+      expect(readdirSync(join(dir, 'd')).filter((f) => f.startsWith('volunteer-')).length).toBe(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
