@@ -6,7 +6,7 @@
 import { constants as osConstants, setPriority } from 'node:os';
 import { TokenBucket } from './bandwidth.js';
 import { parseTask, type ResultSink, type Task, type TaskLoad, type TaskManagerOptions, type TaskResult } from './task.js';
-import { runTask, type ThreadOptions, type ThreadOutcome } from './thread.js';
+import { emptyStats, runTask, type ThreadOptions, type ThreadOutcome } from './thread.js';
 
 export type { ResultSink, TaskLoad, TaskManagerOptions } from './task.js';
 
@@ -176,20 +176,7 @@ export class TaskManager {
       interSiteUrls: [],
       outcomes: {},
       errors: [],
-      stats: {
-        pagesFetched: 0,
-        pagesChanged: 0,
-        pagesUnchanged: 0,
-        pagesNotModified: 0,
-        pagesFailed: 0,
-        requests: 0,
-        bytes: 0,
-        downloadMs: 0,
-        rttMs: null,
-        crawlDelayMs: 0,
-        urlsDiscovered: 0,
-        urlsSpilled: 0,
-      },
+      stats: emptyStats(),
     };
     this.opts.onTaskEnd?.(task, { status: 'cancelled', reason });
     this.sink.upload(result).catch((err: unknown) => this.opts.onError?.(err, task));

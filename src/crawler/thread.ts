@@ -67,7 +67,8 @@ export interface ThreadOutcome {
 const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
 const CONSECUTIVE_FAILURES_LIMIT = 10;
 
-function emptyStats(): TaskStats {
+/** All-zero statistics: a fresh thread's, and a cancelled task's report. */
+export function emptyStats(): TaskStats {
   return {
     pagesFetched: 0,
     pagesChanged: 0,

@@ -9,6 +9,7 @@
 // record in the same batch as the part's pages, so a repeated upload (a crawler retry
 // after a lost acknowledgement) is acknowledged without being applied again.
 import { sha1_32 } from '../crawler/hash.js';
+import type { PageRecord } from '../crawler/task.js';
 import { placeHost, type Landmark } from '../coords/index.js';
 import { fromWireCoord, toWireCoord } from '../dht/peers.js';
 import type { WireCoord } from '../dht/signing.js';
@@ -53,24 +54,11 @@ export interface PageLatest {
 }
 
 /** One stored version of a page (pv!<channel>!<url>!<version>). */
-export interface PageVersion {
-  url: string;
+export interface PageVersion extends PageRecord {
   version: number;
   taskId: string;
   crawler: string;
   storedAt: number;
-  finalUrl?: string;
-  status: number;
-  depth: number;
-  fetchedAt: number;
-  contentType: string;
-  bytes: number;
-  digest: number;
-  etag?: string;
-  lastModified?: string;
-  title?: string;
-  text: string;
-  noindex?: boolean;
 }
 
 export interface Candidate {
