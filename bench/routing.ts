@@ -140,6 +140,7 @@ const hashOrders = await makeOrders(opts.hashTasks, false, 'x');
 const tr = performance.now();
 const byCoord = await run(coordOrders, false);
 say(`routed ${opts.tasks} tasks by coordinate in ${((performance.now() - tr) / 1000).toFixed(1)} s (${byCoord.failed} failed)`);
+say(`  stretch median ${quantileSorted(byCoord.stretch, 0.5).toFixed(3)} p90 ${quantileSorted(byCoord.stretch, 0.9).toFixed(3)}, accept p50 ${quantileSorted(byCoord.latency, 0.5).toFixed(1)} ms p99 ${quantileSorted(byCoord.latency, 0.99).toFixed(1)} ms`);
 const byHash = await run(hashOrders, true);
 say(`routed ${opts.hashTasks} tasks by hash (${byHash.failed} failed)`);
 
