@@ -59,10 +59,10 @@ export async function renderChart(name: ChartName, samples: Sample[]): Promise<s
     background: 'white',
     title: { text: TITLES[name], fontSize: 12 },
     data: { values },
-    mark: { type: 'line', point: values.length < 60, interpolate: 'monotone' },
+    mark: { type: 'line', point: values.length < 60 },
     encoding: {
       x: { field: 't', type: 'temporal', title: null, axis: { format: '%H:%M:%S', labelOverlap: true } },
-      y: { field: 'v', type: 'quantitative', title: null, ...(name === 'intervals' ? { scale: { type: 'log' } } : {}) },
+      y: { field: 'v', type: 'quantitative', title: null, axis: { format: '~g' }, ...(name === 'intervals' ? { scale: { type: 'log' } } : {}) },
       color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom' } },
     },
   };

@@ -1,0 +1,139 @@
+// The operator dashboard served by the manager: headers (CSP), static files,
+// the time series and server-rendered SVG charts over HTTP; then the page in a
+// real headless Chromium (playwright-core, Debian's /usr/bin/chromium): add a
+// channel through the UI, see it listed, see the charts render, no script
+// errors or CSP violations, and markup in a channel's note shown as text.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { startManager, type RunningManager } from '../../src/manager/serve.js';
+import { TestWeb } from '../web/testweb.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+let dir: string;
+let mgr: RunningManager;
+let web: TestWeb;
+
+describe('dashboard', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'volcrawl-dash-'));
+    web = await TestWeb.start([{ name: 'shop', pages: 4, changesPerDay: 1 }], { seed: 2 });
+    mgr = await startManager(
+      { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: false, sync: false, tick: 500, routeConcurrency: 2, logLevel: 'silent', dashboardSampleMs: 200 },
+      pino({ level: 'silent' }),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await mgr?.stop();
+    await web?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('serves the page with a strict CSP, the series and SVG charts', async () => {
+    const base = mgr.api.url;
+    const root = await fetch(`${base}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/dashboard');
+    const page = await fetch(`${base}/dashboard`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await page.text();
+    expect(html).not.toMatch(/<script>|\son[a-z]+=|\sstyle=/i); // no inline script, handlers or styles
+    for (const f of ['app.js', 'style.css']) expect((await fetch(`${base}/dashboard/${f}`)).status).toBe(200);
+    expect((await fetch(`${base}/dashboard/../package.json`)).status).toBe(404);
+    expect((await fetch(`${base}/dashboard/nope.js`)).status).toBe(404);
+    const series = (await (await fetch(`${base}/dashboard/series`)).json()) as { samples: { groups: unknown[] }[] };
+    expect(series.samples.length).toBeGreaterThan(0);
+    expect(series.samples[0]!.groups.length).toBe(5);
+    for (const c of ['quality', 'intervals', 'throughput', 'tasks']) {
+      const r = await fetch(`${base}/dashboard/chart/${c}.svg`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+      expect(await r.text()).toMatch(/^<svg/);
+    }
+    expect((await fetch(`${base}/dashboard/chart/evil.svg`)).status).toBe(404);
+    // The JSON API is unchanged.
+    expect((await fetch(`${base}/api/status`)).status).toBe(200);
+  }, 60_000);
+
+  it.skipIf(!existsSync(CHROMIUM))('works in headless Chromium: add a channel, list it, charts render', async () => {
+    const { chromium } = await import('playwright-core');
+    const profile = mkdtempSync(join(tmpdir(), 'volcrawl-chromium-'));
+    // A fresh user-data-dir (playwright passes it as --user-data-dir).
+    const browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 1600 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+      });
+      page.on('response', (res) => {
+        const u = new URL(res.url());
+        const expected = (res.status() === 400 && u.pathname === '/api/channels') || u.pathname === '/favicon.ico';
+        if (res.status() >= 400 && !expected) problems.push(`HTTP ${res.status()} ${res.request().method()} ${u.pathname}`);
+      });
+      // A channel whose note is markup: it must show as text.
+      const evil = '<img src=x id=pwned>';
+      const r = await fetch(`${mgr.api.url}/api/channels`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://127.0.0.1:9/evil/', note: evil }) });
+      expect(r.status).toBe(201);
+
+      await page.goto(`${mgr.api.url}/dashboard`);
+      await page.waitForFunction("document.getElementById('c-channels')?.textContent === '1'", null, { timeout: 30_000 });
+
+      const url = web.site('shop').url('/');
+      await page.fill('#add-url', url);
+      await page.fill('#add-depth', '2');
+      await page.fill('#add-group', '1');
+      await page.click('#add-button');
+      await page.waitForSelector('#add-msg.ok', { timeout: 30_000 });
+      const row = page.locator('#channels tbody tr', { hasText: web.site('shop').origin });
+      await row.waitFor({ timeout: 30_000 });
+      expect(await row.locator('td').nth(2).textContent()).toBe('1');
+      expect((await mgr.manager.listChannels()).map((c) => c.origin)).toContain(web.site('shop').origin);
+
+      // A bad URL: the API's error shows, nothing added.
+      await page.fill('#add-url', 'ftp://example.org/');
+      await page.click('#add-button');
+      await page.waitForSelector('#add-msg.error', { timeout: 30_000 });
+      expect(mgr.manager.sched.size).toBe(2);
+
+      // The note is text, not an element.
+      await page.locator('#channels tbody tr', { hasText: '127.0.0.1:9' }).waitFor();
+      expect(await page.locator('#pwned').count()).toBe(0);
+      expect(await page.locator('#channels').textContent()).toContain(evil);
+
+      // Charts: the <img>s load an SVG with real size.
+      // (page functions as strings: this file is type-checked without the DOM lib)
+      await page.waitForFunction("['quality', 'intervals', 'throughput', 'tasks'].every((n) => { const img = document.getElementById('chart-' + n); return img !== null && img.complete && img.naturalWidth > 100; })", null, { timeout: 30_000 });
+      // Edit: pin the channel into group 0.
+      await row.getByRole('button', { name: 'Edit' }).click();
+      await page.fill('#edit-group', '0');
+      await page.check('#edit-pinned');
+      await page.click('#edit-form button[type=submit]');
+      await page.waitForSelector('#edit-msg.ok', { timeout: 30_000 });
+      const ch = (await mgr.manager.listChannels()).find((c) => c.origin === web.site('shop').origin)!;
+      expect(ch.group).toBe(0);
+      expect(ch.pinnedGroup).toBe(true);
+
+      if (process.env.VOLCRAWL_SCREENSHOT) await page.screenshot({ path: process.env.VOLCRAWL_SCREENSHOT, fullPage: true });
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
