@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { createRng, deriveSeed, normal } from '../../rng.js';
+import { createRng, deriveSeed, normal, uniform } from '../../rng.js';
 import { startManager, type RunningManager } from '../serve.js';
 import { TestWeb } from '../../../test/web/testweb.js';
 import { accumulate, channelFor, DemoClock, DEMO_EPOCH, measureTruth, scaledManagerOptions, siteSpecs, type GroupTruth } from './world.js';
@@ -184,7 +184,8 @@ export async function runDemo(flags: DemoFlags): Promise<DemoReport> {
       const proc = spawn(
         process.execPath,
         [join(ROOT, 'bin/volunteer-crawler.js'), 'join', ...boot, '--manager', peerId, '--allow-private', '--lan', '--data-dir', v.dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--no-status', '--log-level', 'warn', '--threads', '3', '--queue', '6', '--coord-interval', '1000', '--shutdown-timeout', '5000', '--seed', String(deriveSeed(flags.seed, `volunteer-${v.index}`))],
-        { stdio: ['ignore', fd, fd], cwd: ROOT },
+        // Own process group: a terminal's Ctrl-C reaches only the demo, which then stops them in order.
+        { stdio: ['ignore', fd, fd], cwd: ROOT, detached: true },
       );
       closeSync(fd);
       v.proc = proc;
@@ -202,13 +203,16 @@ export async function runDemo(flags: DemoFlags): Promise<DemoReport> {
     say(`  API        ${mgr.api.url}/api/status`);
     say(`  data dir   ${dataDir}${tempDir ? ' (temporary)' : ''}`);
 
-    // Churn (sim/world.ts defaults, scaled to the run): lifetime ~ N(L, L/5),
+    // Churn (sim/world.ts defaults, scaled to the run): lifetime ~ N(L, L/5) (the first one U(L/4, 5L/4)),
     // offline ~ N(0.6 L, 0.2 L) with L = duration / 3; a leave is graceful with p = 1/3.
     const churn: ChurnStats = { graceful: 0, silent: 0, rejoins: 0 };
     if (flags.churn) {
       const rng = createRng(deriveSeed(flags.seed, 'demo-churn'));
       const L = (flags.duration * 1000) / 3;
-      const scheduleLeave = (v: Volunteer) => {
+      const scheduleLeave = (v: Volunteer, first: boolean) => {
+        // Every volunteer starts at t = 0: the first departure is spread over
+        // [L/4, 5L/4) (a residual lifetime) so they do not all leave together.
+        const up = first ? uniform(rng, L / 4, (5 * L) / 4) : normal(rng, L, L / 5);
         timers.push(
           setTimeout(() => {
             if (stopping || !v.proc) return;
@@ -223,14 +227,14 @@ export async function runDemo(flags: DemoFlags): Promise<DemoReport> {
                   if (stopping) return;
                   churn.rejoins++;
                   spawnVolunteer(v);
-                  scheduleLeave(v);
+                  scheduleLeave(v, false);
                 }, back),
               );
             });
-          }, Math.max(2000, normal(rng, L, L / 5))),
+          }, Math.max(2000, up)),
         );
       };
-      for (const v of vols) scheduleLeave(v);
+      for (const v of vols) scheduleLeave(v, true);
     }
 
     const acc = new Map<number, GroupTruth>();

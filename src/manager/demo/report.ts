@@ -87,7 +87,7 @@ export function formatReport(r: DemoReport): string {
       `${String(g.group).padEnd(7)}${String(g.channels).padEnd(10)}${mins(g.intervalSimMinutes).padEnd(16)}${f2(g.updateQuality).padEnd(16)}${pct(g.coverage).padEnd(10)}${f2(g.freshness).padEnd(16)}${mins(g.meanAgeSimMinutes).padEnd(16)}|              ${f2(g.final.freshness).padEnd(7)}${mins(g.final.meanAgeSimMinutes)}`,
     );
   }
-  L.push(`weighted update quality (paper eq. 5, group g weighted 2^(K-1-g)): ${f2(r.updateQuality.weighted)}; unweighted ${f2(r.updateQuality.unweighted)}`);
+  L.push(`weighted update quality (paper eq. 5: mean over updated channels of 2^(K-1-g) × actual/expected rate, so up to 16× the unweighted): ${f2(r.updateQuality.weighted)}; unweighted ${f2(r.updateQuality.unweighted)}`);
   L.push('freshness = share of stored pages whose stored copy is the current version; age = time since the stored copy went stale (0 if fresh); both time-averaged, from the test web\'s ground truth');
   if (r.churn) {
     const c = r.churn;
