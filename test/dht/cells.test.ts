@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { announceCells, blockAround, cellAt, cellSide, DEFAULT_CELLS, hostKey, morton } from '../../src/dht/cells.js';
+import { announceCells, blockAround, cellAt, cellSide, DEFAULT_CELLS, hostKey, levels, morton } from '../../src/dht/cells.js';
 
 const at = (...v: number[]) => ({ vec: Float64Array.from(v) });
 
@@ -21,7 +21,8 @@ describe('coordinate cells', () => {
 
   it('announces one cell per level, finest first, stable keys', () => {
     const cells = announceCells(at(10, 10));
-    expect(cells.length).toBe(DEFAULT_CELLS.maxLevel - DEFAULT_CELLS.minLevel + 1);
+    expect(cells.map((c) => c.level)).toEqual(levels());
+    expect(levels()).toEqual([8, 6, 4, 2]);
     expect(cells[0]!.level).toBe(DEFAULT_CELLS.maxLevel);
     expect(cellAt(at(10, 10), 5).cid.toString()).toBe(cellAt(at(10.5, 10.5), 5).cid.toString());
   });
