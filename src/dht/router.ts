@@ -35,6 +35,9 @@ export interface RouterOptions {
   /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction). */
   loadWeight?: number;
   timeoutMs?: number;
+  /** Bound on the kad getClosestPeers query of hash routing, ms (the crawlers
+   * already known compete too, so a cut-short query still routes). */
+  hashQueryMs?: number;
   log?: Logger;
 }
 
@@ -152,7 +155,7 @@ export class Router {
     const key = hostKey(host).multihash.bytes;
     const ids = await this.cached(`host:${host}`, async () => {
       const out: string[] = [];
-      const signal = AbortSignal.timeout(this.o.timeoutMs ?? 10_000);
+      const signal = AbortSignal.timeout(this.o.hashQueryMs ?? 3_000);
       try {
         for await (const p of this.o.libp2p.peerRouting.getClosestPeers(key, { signal })) {
           if (p.multiaddrs.length > 0) await this.o.libp2p.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => undefined);
