@@ -16,7 +16,7 @@ import { predictRtt, type Coordinate } from '../coords/index.js';
 import { blockAround, cellSide, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, loadFraction, type PeerState, type PeerTable } from './peers.js';
-import type { SignedEnvelope, TaskOrder } from './signing.js';
+import type { Handover, SignedEnvelope, TaskOrder } from './signing.js';
 import { sendTask, type TaskReply } from './task-protocol.js';
 
 export interface RouterOptions {
@@ -59,6 +59,9 @@ export interface RouteOptions {
   exclude?: Set<string>;
   /** Force hash routing even when the order has a host coordinate. */
   hash?: boolean;
+  /** When this node holds the task (migration): the hand-over chain to send to
+   * candidate `to` (see signing.ts). */
+  handover?: (to: string) => Promise<Handover[]>;
 }
 
 interface CacheEntry {
@@ -236,7 +239,8 @@ export class Router {
     for (const id of ordered.slice(0, this.o.maxAttempts ?? 4)) {
       attempts++;
       try {
-        const reply = await sendTask(this.o.libp2p, id, envelope, 0, this.o.timeoutMs ?? 15_000);
+        const chain = opts.handover !== undefined ? await opts.handover(id) : undefined;
+        const reply = await sendTask(this.o.libp2p, id, envelope, 0, this.o.timeoutMs ?? 15_000, undefined, chain);
         if (reply.load !== undefined) this.o.peers.note(id, { load: reply.load });
         last = reply;
         if (reply.status === 'accepted') return { status: 'accepted', by: reply.by ?? id, chosen: id, attempts, candidates, level };

@@ -116,3 +116,65 @@ export async function verifyEnvelope<T>(raw: unknown, opts: VerifyOptions<T>): P
   const task = opts.parseTask(order.task);
   return { order, task, envelope: env.data };
 }
+
+// Hand-over of a task between crawlers (graceful-shutdown migration, and
+// forwarding of an order that was itself handed over). The crawler holding a
+// task signs `{orderId, from: itself, to: the next crawler, at}` with its libp2p
+// key; links accumulate into a chain that travels with the order to the new
+// holder, which sends it with its uploads. The storage node walks the chain from
+// the holder it has on record: every link must be signed by the peer it hands
+// the task over from, and the last one must hand it to the uploader (whom the
+// libp2p connection authenticates). Only a holder can therefore pass a task on.
+export const MAX_HANDOVER_LINKS = 8;
+
+export const handoverSchema = z.object({
+  orderId: z.string().min(1).max(128),
+  from: peerIdString,
+  to: peerIdString,
+  at: z.number().int().nonnegative(),
+  sig: z.string().min(1).max(256).regex(/^[A-Za-z0-9+/=]+$/),
+});
+export type Handover = z.infer<typeof handoverSchema>;
+export const handoverChainSchema = z.array(handoverSchema).min(1).max(MAX_HANDOVER_LINKS);
+
+/** The signed bytes: a JSON array (deterministic) behind a domain tag, so a
+ * hand-over signature can never be mistaken for anything else the key signs. */
+function handoverBytes(h: Omit<Handover, 'sig'>): Uint8Array {
+  return enc.encode(JSON.stringify(['volcrawl/handover/v1', h.orderId, h.from, h.to, h.at]));
+}
+
+/** Signs a hand-over of `orderId` from the key's own peer id (`from`) to `to`. */
+export async function signHandover(key: PrivateKey, from: string, orderId: string, to: string, at = Date.now()): Promise<Handover> {
+  const h = { orderId, from, to, at: Math.floor(at) };
+  const sig = await key.sign(handoverBytes(h));
+  return { ...h, sig: Buffer.from(sig).toString('base64') };
+}
+
+/** True when `h` carries a valid signature by its `from` peer. */
+export async function verifyHandoverLink(h: Handover): Promise<boolean> {
+  try {
+    const pid = peerIdFromString(h.from);
+    if (pid.publicKey === undefined) return false;
+    return await pid.publicKey.verify(handoverBytes(h), new Uint8Array(Buffer.from(h.sig, 'base64')));
+  } catch {
+    return false;
+  }
+}
+
+/** Checks that `chain` passes task `orderId` from `holder` (the holder on record)
+ * to `uploader`: starting at the first link from `holder`, each link is signed by
+ * its `from`, which is the previous link's `to`, and the last link is to
+ * `uploader`. Links before that point (transfers the storage node already knows
+ * of) are ignored. Returns a reason when the chain does not prove it. */
+export async function checkHandoverChain(chain: readonly Handover[], orderId: string, holder: string, uploader: string): Promise<string | undefined> {
+  const start = chain.findIndex((h) => h.from === holder);
+  if (start < 0) return 'no hand-over from the holder';
+  let current = holder;
+  for (const h of chain.slice(start)) {
+    if (h.orderId !== orderId) return 'hand-over is for another task';
+    if (h.from !== current) return 'hand-over chain is broken';
+    if (!(await verifyHandoverLink(h))) return 'bad hand-over signature';
+    current = h.to;
+  }
+  return current === uploader ? undefined : 'hand-over is to another peer';
+}

@@ -1,6 +1,6 @@
 // The task protocol, /volcrawl/task/1.0.0: one signed order per stream.
 //
-//   request  { envelope: { payload, sig }, hops }       ≤ 1 MiB + 4 KiB
+//   request  { envelope: { payload, sig }, hops, handover? }  ≤ 1 MiB + 8 KiB
 //   reply    { status, by?, reason?, load? }             ≤ 4 KiB
 //
 // status: 'accepted' (by = the crawler that holds it now, maybe after
@@ -11,26 +11,43 @@
 // A receiver whose queue is full forwards the order, unchanged, to a less loaded
 // crawler near itself (the paper's forwarding-based scheduling), incrementing
 // `hops`; at `maxHops` it answers 'full'.
+//
+// `handover` (signing.ts) comes with an order a crawler passes on after holding
+// it (migration on shutdown): the chain of signed hand-overs ending at the
+// receiver, which keeps it and sends it with its uploads so the storage node
+// accepts it as the new holder. A receiver forwarding such an order appends its
+// own link to the next crawler.
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import type { Libp2p, Stream, Connection } from '@libp2p/interface';
+import type { Libp2p, Stream, Connection, PrivateKey } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { InvalidDataLengthError } from '@libp2p/utils';
 import { predictRtt, type Coordinate } from '../coords/index.js';
-import { envelopeSchema, MAX_TASK_BYTES, verifyEnvelope, type SignedEnvelope, type TaskOrder } from './signing.js';
+import {
+  envelopeSchema,
+  handoverChainSchema,
+  MAX_HANDOVER_LINKS,
+  MAX_TASK_BYTES,
+  signHandover,
+  verifyEnvelope,
+  type Handover,
+  type SignedEnvelope,
+  type TaskOrder,
+} from './signing.js';
 import { loadSchema } from './coord-protocol.js';
 import { loadFraction, type Load, type PeerTable } from './peers.js';
 import { jsonChannel } from './wire.js';
 import { PeerRateLimiter, type RateLimitOptions } from './rate-limit.js';
 
 export const TASK_PROTOCOL = '/volcrawl/task/1.0.0';
-export const TASK_REQUEST_MAX_BYTES = MAX_TASK_BYTES + 4096;
+export const TASK_REQUEST_MAX_BYTES = MAX_TASK_BYTES + 8192; // + hops and a hand-over chain
 export const TASK_REPLY_MAX_BYTES = 4096;
 export const DEFAULT_MAX_HOPS = 3;
 
 const requestSchema = z.object({
   envelope: envelopeSchema,
   hops: z.number().int().min(0).max(16),
+  handover: handoverChainSchema.optional(),
 });
 
 export const replySchema = z.object({
@@ -44,7 +61,8 @@ export type TaskReply = z.infer<typeof replySchema>;
 /** Sends one order to `peer` and returns its reply. Opening the stream is
  * retried (a connection closing under us is common on a busy network);
  * throws an Error on transport failure. Re-sending is safe: receivers
- * acknowledge a duplicate order id without running it twice. */
+ * acknowledge a duplicate order id without running it twice. `handover` is the
+ * chain of hand-overs ending at `peer` when the sender held the task. */
 export async function sendTask(
   libp2p: Libp2p,
   peer: string,
@@ -52,6 +70,7 @@ export async function sendTask(
   hops = 0,
   timeoutMs = 15_000,
   attempts = 3,
+  handover?: Handover[],
 ): Promise<TaskReply> {
   let lastErr: unknown;
   for (let i = 0; i < attempts; i++) {
@@ -64,7 +83,7 @@ export async function sendTask(
     }
     const ch = jsonChannel(stream, TASK_REQUEST_MAX_BYTES, timeoutMs);
     try {
-      await ch.write({ envelope, hops });
+      await ch.write(handover !== undefined ? { envelope, hops, handover } : { envelope, hops });
       const reply = replySchema.parse(await ch.read());
       await ch.close();
       return reply;
@@ -98,8 +117,12 @@ export interface TaskReceiverOptions<T extends { id: string }> {
   maxHops?: number;
   rateLimit?: RateLimitOptions;
   timeoutMs?: number;
-  /** Called for each order this node accepted (to keep it for migration). */
-  onAccepted?: (order: TaskOrder, envelope: SignedEnvelope, task: T) => void;
+  /** This node's key: signs its hand-over link when forwarding an order that
+   * was handed over to it (without it such orders are not forwarded). */
+  privateKey?: PrivateKey;
+  /** Called for each order this node accepted (to keep it for migration);
+   * `handover` is the chain that hands it to this node, when it came by one. */
+  onAccepted?: (order: TaskOrder, envelope: SignedEnvelope, task: T, handover?: Handover[]) => void;
   log?: Logger;
 }
 
@@ -175,17 +198,23 @@ export class TaskReceiver<T extends { id: string }> {
       return { status: 'rejected', reason };
     }
     const { order, task, envelope } = verified;
+    // A chain not ending here, or about another order, proves nothing: drop it.
+    let handover = req.data.handover;
+    if (handover !== undefined && (handover.at(-1)?.to !== self || handover.some((h) => h.orderId !== order.id))) handover = undefined;
     if (this.seen.has(order.id)) return { status: 'accepted', by: self, load: this.o.runner.load() };
     const r = this.o.runner.submit(task);
     if (r === 'accepted') {
       this.remember(order.id);
       this.accepted++;
-      this.o.onAccepted?.(order, envelope, task);
+      this.o.onAccepted?.(order, envelope, task, handover);
       return { status: 'accepted', by: self, load: this.o.runner.load() };
     }
     const hops = req.data.hops;
     if (hops >= (this.o.maxHops ?? DEFAULT_MAX_HOPS)) return { status: 'full', load: this.o.runner.load() };
-    const fwd = await this.forward(envelope, hops + 1, new Set([from, self]));
+    if (handover !== undefined && (this.o.privateKey === undefined || handover.length >= MAX_HANDOVER_LINKS)) {
+      return { status: 'full', load: this.o.runner.load() };
+    }
+    const fwd = await this.forward(envelope, hops + 1, new Set([from, self]), order.id, handover);
     if (fwd !== undefined) {
       this.forwarded++;
       return { status: 'accepted', by: fwd.by ?? 'unknown', load: this.o.runner.load() };
@@ -194,7 +223,7 @@ export class TaskReceiver<T extends { id: string }> {
   }
 
   /** Forwards to less loaded crawlers nearest to this node, best first. */
-  private async forward(envelope: SignedEnvelope, hops: number, exclude: Set<string>): Promise<TaskReply | undefined> {
+  private async forward(envelope: SignedEnvelope, hops: number, exclude: Set<string>, orderId: string, handover?: Handover[]): Promise<TaskReply | undefined> {
     const me = this.o.coord?.();
     const mine = loadFraction(this.o.runner.load());
     const cands = this.o.peers
@@ -205,7 +234,11 @@ export class TaskReceiver<T extends { id: string }> {
       .slice(0, 3);
     for (const { p } of cands) {
       try {
-        const reply = await sendTask(this.o.libp2p, p.id, envelope, hops);
+        const chain =
+          handover !== undefined && this.o.privateKey !== undefined
+            ? [...handover, await signHandover(this.o.privateKey, this.o.libp2p.peerId.toString(), orderId, p.id)]
+            : undefined;
+        const reply = await sendTask(this.o.libp2p, p.id, envelope, hops, undefined, undefined, chain);
         if (reply.load !== undefined) this.o.peers.note(p.id, { load: reply.load });
         if (reply.status === 'accepted') return reply;
       } catch (err) {

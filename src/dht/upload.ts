@@ -2,19 +2,22 @@
 // storage endpoint the order names (a libp2p peer and a protocol name, by
 // default /volcrawl/upload/1.0.0). One message per stream:
 //
-//   request  { orderId, crawler, host, hostRttMs, crawlerCoord?, result }   ≤ 16 MiB
+//   request  { orderId, crawler, host, hostRttMs, crawlerCoord?, handover?, result }   ≤ 16 MiB
 //   reply    { ok: true } | { ok: false, reason }                          ≤ 4 KiB
 //
 // The result is only "done" once the storage node replied ok to its final part;
 // a crawler that dies before that never gets a task acknowledged. `hostRttMs`
 // is the RTT the crawler measured to the host (the manager places hosts from
-// these reports and crawler coordinates).
+// these reports and crawler coordinates). `handover` is the signed chain that
+// passed the task to this crawler when it did not get it from the manager's
+// routing (migration; see signing.ts): the storage node checks it against the
+// holder it has on record before accepting the upload.
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Libp2p, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
-import { coordSchema, type StorageEndpoint, type WireCoord } from './signing.js';
+import { coordSchema, handoverChainSchema, type Handover, type StorageEndpoint, type WireCoord } from './signing.js';
 import { jsonChannel } from './wire.js';
 import { PeerRateLimiter } from './rate-limit.js';
 import { sleep } from './coord-protocol.js';
@@ -28,6 +31,7 @@ export const uploadSchema = z.object({
   host: z.string().min(1).max(253),
   hostRttMs: z.number().finite().nonnegative().max(600_000).nullable(),
   crawlerCoord: coordSchema.optional(),
+  handover: handoverChainSchema.optional(),
   result: z.looseObject({
     taskId: z.string().min(1).max(128),
     part: z.number().int().min(0).max(1_000_000),
@@ -50,7 +54,7 @@ export interface UploadOptions {
 export async function uploadResult(
   libp2p: Libp2p,
   storage: StorageEndpoint,
-  msg: { orderId: string; host: string; hostRttMs: number | null; crawlerCoord?: WireCoord; result: unknown },
+  msg: { orderId: string; host: string; hostRttMs: number | null; crawlerCoord?: WireCoord; handover?: Handover[]; result: unknown },
   opts: UploadOptions = {},
 ): Promise<void> {
   const peer = peerIdFromString(storage.peer);

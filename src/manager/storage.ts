@@ -12,7 +12,7 @@ import { sha1_32 } from '../crawler/hash.js';
 import type { PageRecord } from '../crawler/task.js';
 import { placeHost, type Landmark } from '../coords/index.js';
 import { fromWireCoord, toWireCoord } from '../dht/peers.js';
-import type { WireCoord } from '../dht/signing.js';
+import { checkHandoverChain, type Handover, type WireCoord } from '../dht/signing.js';
 import { createRng, deriveSeed } from '../rng.js';
 import { changeIntervalOf, chooseGroup, estimateChangeRate, type VisitObservation } from './estimator.js';
 import type { KnownEntry, Manager, TaskRecord } from './manager.js';
@@ -36,6 +36,8 @@ export interface UploadIn {
   host: string;
   hostRttMs: number | null;
   crawlerCoord?: WireCoord;
+  /** Signed hand-overs passing the task to the sender (migration). */
+  handover?: Handover[];
   result: unknown;
 }
 
@@ -147,7 +149,16 @@ export class Storage {
       m.counters.uploadsDuplicate++;
       return { outcome: 'duplicate', warc: [] };
     }
-    if (t0.holder !== undefined && t0.holder !== 'unknown' && t0.holder !== from) return refuse('upload from a peer that does not hold this task');
+    // Only the holder uploads. A crawler the task was migrated to proves the hand-over
+    // with the chain of links signed by each holder, starting at the one on record.
+    let handedOver = false;
+    if (t0.holder !== undefined && t0.holder !== 'unknown' && t0.holder !== from) {
+      const why = msg.handover === undefined ? undefined : await checkHandoverChain(msg.handover, t0.id, t0.holder, from);
+      if (msg.handover === undefined || why !== undefined) {
+        return refuse(`upload from a peer that does not hold this task${why !== undefined ? ` (${why})` : ''}`);
+      }
+      handedOver = true;
+    }
     if (t0.state === 'done') {
       m.counters.uploadsDuplicate++;
       return { outcome: 'duplicate', warc: [] };
@@ -221,7 +232,8 @@ export class Storage {
       // The applied part numbers live in the task record, written in this same batch:
       // a repeated upload of a part is acknowledged without being applied again.
       t.applied = [...(t.applied ?? []), r.part];
-      if (t.holder === undefined || t.holder === 'unknown') t.holder = from;
+      if (handedOver) m.log.info({ task: t.id, from: t.holder, to: from }, 'task handed over');
+      if (t.holder === undefined || t.holder === 'unknown' || handedOver) t.holder = from;
       t.revisited += d.revisited;
       t.changed += d.changed;
       t.newPages += d.newPages;

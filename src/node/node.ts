@@ -18,7 +18,7 @@ import { TaskReceiver } from '../dht/task-protocol.js';
 import { Router, type RouteResult } from '../dht/router.js';
 import { uploadResult } from '../dht/upload.js';
 import type { CellOptions } from '../dht/cells.js';
-import type { SignedEnvelope, TaskOrder } from '../dht/signing.js';
+import { MAX_HANDOVER_LINKS, signHandover, type Handover, type SignedEnvelope, type TaskOrder } from '../dht/signing.js';
 import type { RateLimitOptions } from '../dht/rate-limit.js';
 
 /** What the node needs of a task runner; src/crawler's TaskManager fits. */
@@ -118,6 +118,8 @@ export interface NodeStatus {
 interface Held {
   order: TaskOrder;
   envelope: SignedEnvelope;
+  /** The signed chain that handed the task to this node (migration), if any. */
+  handover?: Handover[];
 }
 
 export class VolunteerNode {
@@ -179,8 +181,9 @@ export class VolunteerNode {
       coord: () => this.vivaldi.coord,
       maxHops: o.maxHops,
       rateLimit: o.taskRateLimit,
-      onAccepted: (order, envelope, task) => {
-        this.held.set(task.id, { order, envelope });
+      privateKey: o.privateKey,
+      onAccepted: (order, envelope, task, handover) => {
+        this.held.set(task.id, { order, envelope, ...(handover !== undefined ? { handover } : {}) });
         o.log.info({ task: task.id, host: order.host }, 'task accepted');
       },
       log: o.log,
@@ -275,6 +278,7 @@ export class VolunteerNode {
         host: h.order.host,
         hostRttMs: result.stats?.rttMs ?? null,
         crawlerCoord: toWireCoord(this.vivaldi.coord),
+        ...(h.handover !== undefined ? { handover: h.handover } : {}),
         result,
       });
       this.uploadsOk++;
@@ -344,7 +348,13 @@ export class VolunteerNode {
           this.migrated.add(t.id);
           let r: RouteResult | undefined;
           try {
-            r = await this.router.route(h.envelope, h.order, { exclude: new Set([this.peerId]) });
+            // The new holder gets a hand-over signed by this node (appended to the
+            // chain that brought the task here), so the storage node accepts its upload.
+            const handover = async (to: string): Promise<Handover[]> => [
+              ...(h.handover ?? []).slice(-(MAX_HANDOVER_LINKS - 1)),
+              await signHandover(this.o.privateKey, this.peerId, h.order.id, to),
+            ];
+            r = await this.router.route(h.envelope, h.order, { exclude: new Set([this.peerId]), handover });
           } catch (err) {
             this.o.log.warn({ task: t.id, err: String(err) }, 'migration failed');
           }

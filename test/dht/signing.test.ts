@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
-import { signOrder, verifyEnvelope, TaskSignatureError, type TaskOrder } from '../../src/dht/signing.js';
+import { checkHandoverChain, signHandover, signOrder, verifyEnvelope, verifyHandoverLink, TaskSignatureError, type TaskOrder } from '../../src/dht/signing.js';
 
 const parseTask = (j: unknown) => {
   if (typeof j !== 'object' || j === null || typeof (j as { id?: unknown }).id !== 'string') throw new Error('bad task');
@@ -48,5 +48,25 @@ describe('task signing', () => {
     await expect(verifyEnvelope(expired, { manager: id, parseTask })).rejects.toThrow(/expired/);
     await expect(verifyEnvelope({ payload: env.payload }, { manager: id, parseTask })).rejects.toThrow(/malformed/);
     await expect(verifyEnvelope('nonsense', { manager: id, parseTask })).rejects.toThrow(/malformed/);
+  });
+});
+
+describe('task hand-over', () => {
+  it('a chain from the holder to the uploader verifies; anything else is named', async () => {
+    const keys = await Promise.all([0, 1, 2].map(() => generateKeyPair('Ed25519')));
+    const [a, b, c] = keys.map((k) => peerIdFromPrivateKey(k).toString()) as [string, string, string];
+    const ab = await signHandover(keys[0]!, a, 't1', b);
+    const bc = await signHandover(keys[1]!, b, 't1', c);
+    expect(await verifyHandoverLink(ab)).toBe(true);
+    expect(await checkHandoverChain([ab], 't1', a, b)).toBeUndefined();
+    expect(await checkHandoverChain([ab, bc], 't1', a, c)).toBeUndefined();
+    expect(await checkHandoverChain([ab, bc], 't1', b, c)).toBeUndefined(); // a->b already known
+    expect(await checkHandoverChain([ab], 't1', c, b)).toBe('no hand-over from the holder');
+    expect(await checkHandoverChain([ab], 't1', a, c)).toBe('hand-over is to another peer');
+    expect(await checkHandoverChain([ab], 't2', a, b)).toBe('hand-over is for another task');
+    expect(await checkHandoverChain([ab, { ...bc, from: a }], 't1', a, c)).toBe('hand-over chain is broken');
+    expect(await checkHandoverChain([{ ...ab, to: c }], 't1', a, c)).toBe('bad hand-over signature');
+    const byC = await signHandover(keys[2]!, c, 't1', b);
+    expect(await checkHandoverChain([{ ...byC, from: a }], 't1', a, b)).toBe('bad hand-over signature');
   });
 });

@@ -4,6 +4,12 @@ import { ValidationError } from '../../src/manager/model.js';
 import { MINUTE } from '../../src/manager/scheduler.js';
 import { Storage, UploadRefused } from '../../src/manager/storage.js';
 import { Clock, openManager, resultFor, tempDir, upload } from './helpers.js';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import { peerIdFromPrivateKey } from '@libp2p/peer-id';
+import type { PrivateKey } from '@libp2p/interface';
+import { signHandover } from '../../src/dht/signing.js';
+import { K } from '../../src/manager/store.js';
+import type { TaskRecord } from '../../src/manager/manager.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -148,6 +154,50 @@ describe('channel database', () => {
     await expect(st.ingest(upload(it1!.task, out), 'holderPeer')).rejects.toThrow(/outside the channel/);
     await expect(st.ingest(upload(it1!.task, { ...good, pages: 'x' } as never), 'holderPeer')).rejects.toThrow(UploadRefused);
     expect(await st.ingest(upload(it1!.task, good), 'holderPeer')).toBe('applied');
+  });
+
+  it('accepts an upload from the crawler a task was handed over to, and refuses claimed hand-overs', async () => {
+    const s = await setup();
+    await s.m.addChannel({ url: 'http://moved.test/' });
+    const [it1] = await s.m.issueDue();
+    const id = it1!.task.id;
+    const keys = await Promise.all([0, 1, 2].map(() => generateKeyPair('Ed25519')));
+    const [a, b, x] = keys.map((k) => peerIdFromPrivateKey(k).toString()) as [string, string, string];
+    const [ka, kb, kx] = keys as [PrivateKey, PrivateKey, PrivateKey];
+    await s.m.onDispatched(id, { status: 'accepted', by: a });
+    const st = new Storage(s.m);
+    const good = resultFor(it1!.task, [{ path: '/', body: 'moved' }]);
+    const handed = await signHandover(ka, a, id, b);
+    const refusedBefore = s.m.counters.uploadsRefused;
+
+    // No hand-over, a tampered signature, a link signed by a peer that is not the
+    // holder, a hand-over to somebody else, one for another task.
+    await expect(st.ingest(upload(it1!.task, good), b)).rejects.toThrow(/does not hold/);
+    const flipped = Buffer.from(handed.sig, 'base64');
+    flipped[0] = flipped[0]! ^ 1;
+    await expect(st.ingest({ ...upload(it1!.task, good), handover: [{ ...handed, sig: flipped.toString('base64') }] }, b)).rejects.toThrow(/bad hand-over signature/);
+    await expect(st.ingest({ ...upload(it1!.task, good), handover: [{ ...handed, at: handed.at + 1 }] }, b)).rejects.toThrow(/bad hand-over signature/);
+    await expect(st.ingest({ ...upload(it1!.task, good), handover: [await signHandover(kx, x, id, b)] }, b)).rejects.toThrow(/no hand-over from the holder/);
+    await expect(st.ingest({ ...upload(it1!.task, good), handover: [{ ...(await signHandover(kx, x, id, b)), from: a }] }, b)).rejects.toThrow(/bad hand-over signature/);
+    await expect(st.ingest({ ...upload(it1!.task, good), handover: [handed] }, x)).rejects.toThrow(/to another peer/);
+    await expect(st.ingest({ ...upload(it1!.task, good), handover: [await signHandover(ka, a, 'other-task', b)] }, b)).rejects.toThrow(/another task/);
+    expect(s.m.counters.uploadsRefused).toBe(refusedBefore + 7);
+    const rec = await s.m.activeTask(id);
+    expect(rec?.holder).toBe(a);
+    expect(rec?.parts).toBe(0);
+    expect(s.m.counters.uploadsApplied).toBe(0);
+
+    // A real hand-over chain a -> b -> ... is accepted; b then holds the task.
+    const chain = [handed, await signHandover(kb, b, id, x)];
+    expect(await st.ingest({ ...upload(it1!.task, { ...good, final: false }), handover: [handed] }, b)).toBe('applied');
+    expect((await s.m.activeTask(id))?.holder).toBe(b);
+    // The old holder may no longer upload; b's own hand-over to x is accepted.
+    await expect(st.ingest(upload(it1!.task, { ...good, part: 1 }), a)).rejects.toThrow(/does not hold/);
+    expect(await st.ingest({ ...upload(it1!.task, { ...good, part: 1 }), handover: chain }, x)).toBe('applied');
+    const done = (await s.m.store.get<TaskRecord>(K.task(id)))!;
+    expect(done.state).toBe('done');
+    expect(done.holder).toBe(x);
+    expect(s.m.counters.tasksSucceeded).toBe(1);
   });
 
   it('a task not completed by its deadline fails and the channel is issued again', async () => {

@@ -1,0 +1,116 @@
+// End to end on loopback: a volunteer holding a task stops gracefully and
+// migrates it; the crawler it went to completes it, and the manager's storage
+// applies that upload (the signed hand-over proves the new holder) — the task
+// ends done, not failed at its deadline. Real libp2p nodes, the manager as
+// `dht-manager serve` starts it, the real TaskManager on the new holder against
+// the local test web; no timing assertions. Before that, forged hand-over
+// claims sent over the wire are refused and change nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import { TaskManager } from '../../src/crawler/manager.js';
+import { VolunteerNode } from '../../src/node/node.js';
+import { startManager, type RunningManager } from '../../src/manager/serve.js';
+import type { TaskRecord } from '../../src/manager/manager.js';
+import { K } from '../../src/manager/store.js';
+import { TestWeb } from '../web/testweb.js';
+import { waitFor } from '../net/harness.js';
+import { FakeRunner } from '../net/fake-runner.js';
+import type { PrivateKey } from '@libp2p/interface';
+import { signHandover, type Handover } from '../../src/dht/signing.js';
+import { uploadResult } from '../../src/dht/upload.js';
+import { resultFor } from './helpers.js';
+
+let dir: string;
+let web: TestWeb;
+let mgr: RunningManager;
+const nodes: VolunteerNode[] = [];
+const log = pino({ level: process.env.VOLCRAWL_TEST_LOG ?? 'silent' });
+
+async function volunteer(i: number, createRunner: Parameters<typeof VolunteerNode.start>[0]['createRunner'], privateKey?: PrivateKey): Promise<VolunteerNode> {
+  const boot = mgr.node.multiaddrs().map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${mgr.node.peerId}`));
+  const n = await VolunteerNode.start({
+    privateKey: privateKey ?? (await generateKeyPair('Ed25519')),
+    manager: mgr.node.peerId,
+    createRunner,
+    listen: ['/ip4/127.0.0.1/tcp/0'],
+    bootstrap: boot,
+    allowPrivateAddrs: true,
+    seed: 200 + i,
+    coordIntervalMs: 200,
+    announceCheckMs: 500,
+    inboundConnectionThreshold: 10_000,
+    log: log.child({ node: i }),
+  });
+  nodes.push(n);
+  return n;
+}
+
+describe('manager + migrating volunteer', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'volcrawl-e2e-mig-'));
+    web = await TestWeb.start([{ name: 'moved', pages: 4, fanout: 3, changesPerDay: 1 }], { seed: 7 });
+    mgr = await startManager(
+      { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: false, sync: false, tick: 200, routeConcurrency: 4, logLevel: 'silent' },
+      log,
+      { recrawl: { minInterval: 0 }, retryDelayMs: 1000 },
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(nodes.map((n) => n.kill()));
+    await mgr?.stop();
+    await web?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("a gracefully stopped volunteer's task is completed where it migrated and its upload is applied", async () => {
+    // The first volunteer holds whatever it gets and never finishes it on its own.
+    let held: FakeRunner | undefined;
+    const a = await volunteer(0, (sink) => (held = new FakeRunner(sink, { hold: true })));
+    const m = mgr.manager;
+    const ch = await m.addChannel({ url: web.site('moved').url('/'), depth: 1, delayMs: 0 });
+    await waitFor(() => a.heldTasks().length === 1, 90_000, 'the task to reach the first volunteer');
+    const id = a.heldTasks()[0]!;
+    await waitFor(async () => (await m.activeTask(id))?.holder === a.peerId, 30_000, 'the manager to record the first holder');
+
+    // A second volunteer with the real crawler joins; the first one leaves politely.
+    const keyB = await generateKeyPair('Ed25519');
+    const b = await volunteer(1, (sink) => new TaskManager({ threads: 2, queue: 2, allowPrivate: true, sink }), keyB);
+
+    // Before the hand-over, b merely claims one over the wire: a link that says it
+    // comes from a but is signed by b, and a link b signs itself (b never held the
+    // task). Both are refused and change nothing.
+    const task = held!.running.get(id)!.task;
+    const claim = async (handover: Handover[]) =>
+      uploadResult(b.libp2p, mgr.node.storageEndpoint(), { orderId: id, host: '127.0.0.1', hostRttMs: null, handover, result: resultFor(task, [{ path: '/', body: 'forged' }]) }, { attempts: 1 });
+    const forged = { ...(await signHandover(keyB, b.peerId, id, b.peerId)), from: a.peerId };
+    await expect(claim([forged])).rejects.toThrow(/bad hand-over signature/);
+    await expect(claim([await signHandover(keyB, b.peerId, id, b.peerId)])).rejects.toThrow(/no hand-over from the holder/);
+    expect(m.counters.uploadsRefused).toBe(2);
+    const still = (await m.activeTask(id))!;
+    expect(still.holder).toBe(a.peerId);
+    expect(still.parts).toBe(0);
+    expect(m.counters.uploadsApplied).toBe(0);
+
+    await waitFor(() => a.peers.crawlers().some((p) => p.id === b.peerId), 60_000, 'the first volunteer to know the second');
+    const { migrated, lost } = await a.shutdown(20_000);
+    expect(lost).toEqual([]);
+    expect(migrated).toEqual([id]);
+
+    await waitFor(async () => (await m.store.get<TaskRecord>(K.task(id)))?.state === 'done', 90_000, 'the migrated task to be done');
+    const rec = (await m.store.get<TaskRecord>(K.task(id)))!;
+    expect(rec.holder).toBe(b.peerId);
+    expect(rec.parts).toBeGreaterThan(0);
+    expect(m.counters.uploadsRefused).toBe(2); // only the two claims above
+    expect(m.counters.uploadsApplied).toBeGreaterThan(0);
+    expect(m.counters.tasksFailed).toBe(0);
+    expect(m.counters.tasksSucceeded).toBeGreaterThanOrEqual(1);
+    const hist = await m.history(ch.id);
+    expect(hist[0]?.crawler).toBe(b.peerId);
+    expect((await mgr.storage.latest(ch.id)).length).toBe(4);
+  }, 240_000);
+});
