@@ -18,6 +18,7 @@ import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, loadFraction, type PeerState, type PeerTable } from './peers.js';
 import type { Handover, SignedEnvelope, TaskOrder } from './signing.js';
 import { sendTask, type TaskReply } from './task-protocol.js';
+import { deadlineSignal } from './wire.js';
 
 export interface RouterOptions {
   libp2p: Libp2p;
@@ -97,7 +98,7 @@ export class Router {
 
   private async providers(cid: import('multiformats/cid').CID): Promise<string[]> {
     const ids: string[] = [];
-    const signal = AbortSignal.timeout(this.o.timeoutMs ?? 10_000);
+    const signal = deadlineSignal(this.o.timeoutMs ?? 10_000);
     try {
       for await (const p of this.o.libp2p.contentRouting.findProviders(cid, { signal })) {
         const id = p.id.toString();
@@ -158,7 +159,7 @@ export class Router {
     const key = hostKey(host).multihash.bytes;
     const ids = await this.cached(`host:${host}`, async () => {
       const out: string[] = [];
-      const signal = AbortSignal.timeout(this.o.hashQueryMs ?? 3_000);
+      const signal = deadlineSignal(this.o.hashQueryMs ?? 3_000);
       try {
         for await (const p of this.o.libp2p.peerRouting.getClosestPeers(key, { signal })) {
           if (p.multiaddrs.length > 0) await this.o.libp2p.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => undefined);

@@ -19,12 +19,20 @@ export interface JsonChannel {
   abort(reason: string): void;
 }
 
+/** A deadline signal for one exchange or query. libp2p and kad-dht attach a
+ * listener per parallel path to it; it dies with the exchange, so the default
+ * limit of 10 listeners would only produce false leak warnings. */
+export function deadlineSignal(timeoutMs: number): AbortSignal {
+  const signal = AbortSignal.timeout(timeoutMs);
+  setMaxListeners(Infinity, signal);
+  return signal;
+}
+
 /** Wraps a stream so that each read/write is one length-prefixed JSON message
  * of at most `maxBytes`, and every operation fails after `timeoutMs`. */
 export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number): JsonChannel {
   const lp: LengthPrefixedStream<Stream> = lpStream(stream, { maxDataLength: maxBytes });
-  const deadline = AbortSignal.timeout(timeoutMs);
-  setMaxListeners(Infinity, deadline);
+  const deadline = deadlineSignal(timeoutMs);
   return {
     async read() {
       const buf = await lp.read({ signal: deadline });
