@@ -1,6 +1,7 @@
 // The shared shape of the three executables: --help everywhere, usage errors
 // print the help and exit 2, and an uncaught failure prints one clear line.
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import { multiaddr } from '@multiformats/multiaddr';
 
 export function createProgram(name: string, description: string): Command {
   const program = new Command(name)
@@ -22,4 +23,25 @@ export async function runProgram(program: Command): Promise<void> {
     console.error(`${program.name()}: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
+}
+
+/** Option parser: a decimal integer in [min, max]. */
+export function intArg(name: string, min: number, max: number): (v: string) => number {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be an integer in ${min}..${max}`);
+    }
+    return n;
+  };
+}
+
+/** Option parser for a repeatable multiaddr flag. */
+export function multiaddrArg(v: string, prev: string[] = []): string[] {
+  try {
+    multiaddr(v);
+  } catch (err) {
+    throw new InvalidArgumentError(`not a multiaddr: ${(err as Error).message}`);
+  }
+  return [...prev, v];
 }

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { Manager } from './manager.js';
-import { defaultManagerDir, intArg } from './serve.js';
+import { defaultManagerDir } from './serve.js';
+import { intArg } from '../cli.js';
 import { StoreLockedError } from './store.js';
 
 function collect(v: string, prev: string[] = []): string[] {

@@ -6,7 +6,6 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import pino, { type Logger } from 'pino';
-import { multiaddr } from '@multiformats/multiaddr';
 import { defaultDataDir, loadOrCreateIdentity } from '../node/identity.js';
 import { STRATEGIES, type StrategyName } from '../recrawl/index.js';
 import { startApi, type ApiServer } from './http.js';
@@ -15,27 +14,11 @@ import { ManagerNode } from './network.js';
 import { Storage } from './storage.js';
 import { StoreLockedError } from './store.js';
 import { WarcExporter } from './warc.js';
+import { intArg, multiaddrArg } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
-}
-
-export function intArg(name: string, min: number, max: number) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!/^\d+$/.test(v.trim()) || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer in ${min}..${max}`);
-    return n;
-  };
-}
-
-function addrArg(v: string, prev: string[] = []): string[] {
-  try {
-    multiaddr(v);
-  } catch (err) {
-    throw new InvalidArgumentError(`not a multiaddr: ${(err as Error).message}`);
-  }
-  return [...prev, v];
 }
 
 function strategyArg(v: string): StrategyName {
@@ -160,8 +143,8 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('run the manager: channel database, scheduler, storage (upload server, WARC), libp2p bootstrap peer and operator HTTP API')
     .option('--data-dir <dir>', 'database, identity key and WARC files', defaultManagerDir())
-    .option('--listen <multiaddr>', 'libp2p listen address (repeatable; default /ip4/0.0.0.0/tcp/4101)', addrArg)
-    .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', addrArg)
+    .option('--listen <multiaddr>', 'libp2p listen address (repeatable; default /ip4/0.0.0.0/tcp/4101)', multiaddrArg)
+    .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', multiaddrArg)
     .option('--http-port <port>', 'operator HTTP API port (0 = any free port)', intArg('--http-port', 0, 65535), 8787)
     .option('--http-host <addr>', 'operator HTTP API bind address', '127.0.0.1')
     .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')}`, strategyArg, 'iir')

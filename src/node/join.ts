@@ -4,19 +4,11 @@ import { join as joinPath } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { multiaddr } from '@multiformats/multiaddr';
 import { TaskManager } from '../crawler/manager.js';
 import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
 import { parseBootstrap, VolunteerNode } from './node.js';
 import { formatStatus } from './status.js';
-
-function int(name: string, min: number, max: number) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer in ${min}..${max}`);
-    return n;
-  };
-}
+import { intArg, multiaddrArg } from '../cli.js';
 
 /** Parses a byte rate: 500000, 500k, 2M, 1G (bytes per second). */
 export function parseRate(v: string): number {
@@ -26,15 +18,6 @@ export function parseRate(v: string): number {
   const n = Math.floor(Number(m[1]) * mult);
   if (!(n > 0)) throw new InvalidArgumentError('bandwidth must be positive');
   return n;
-}
-
-function addr(v: string, prev: string[] = []): string[] {
-  try {
-    multiaddr(v);
-  } catch (err) {
-    throw new InvalidArgumentError(`not a multiaddr: ${(err as Error).message}`);
-  }
-  return [...prev, v];
 }
 
 function peerIdArg(v: string): string {
@@ -70,19 +53,19 @@ export function registerJoin(program: Command): void {
     .argument('[bootstrap...]', 'bootstrap multiaddrs ending in /p2p/<peer id>')
     .requiredOption('--manager <peerId>', 'peer id of the manager; only tasks it signed are run', peerIdArg)
     .option('--data-dir <dir>', 'where the identity key and logs live', defaultDataDir())
-    .option('--listen <multiaddr>', 'listen address (repeatable; default /ip4/0.0.0.0/tcp/0)', addr)
-    .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', addr)
-    .option('--threads <n>', 'concurrent task threads', int('--threads', 1, 256), 5)
-    .option('--queue <n>', 'tasks waiting beyond the running ones', int('--queue', 0, 10_000), 5)
+    .option('--listen <multiaddr>', 'listen address (repeatable; default /ip4/0.0.0.0/tcp/0)', multiaddrArg)
+    .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', multiaddrArg)
+    .option('--threads <n>', 'concurrent task threads', intArg('--threads', 1, 256), 5)
+    .option('--queue <n>', 'tasks waiting beyond the running ones', intArg('--queue', 0, 10_000), 5)
     .option('--max-bandwidth <rate>', 'total download bandwidth cap, bytes/s (e.g. 500k, 2M)', parseRate)
     .option('--allow-private', 'crawl loopback/private addresses (tests, intranets)', false)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only network)', false)
     .option('--first', 'start a new network (no bootstrap peers)', false)
     .option('--no-status', 'no live status line, JSON logs on stdout even on a terminal')
     .option('--log-level <level>', 'pino log level', 'info')
-    .option('--shutdown-timeout <ms>', 'bound on graceful shutdown', int('--shutdown-timeout', 1000, 600_000), 20_000)
-    .option('--coord-interval <ms>', 'gap between coordinate probing rounds', int('--coord-interval', 50, 600_000), 1000)
-    .option('--seed <n>', 'seed for this node\'s random choices', int('--seed', 0, 2 ** 32 - 1))
+    .option('--shutdown-timeout <ms>', 'bound on graceful shutdown', intArg('--shutdown-timeout', 1000, 600_000), 20_000)
+    .option('--coord-interval <ms>', 'gap between coordinate probing rounds', intArg('--coord-interval', 50, 600_000), 1000)
+    .option('--seed <n>', 'seed for this node\'s random choices', intArg('--seed', 0, 2 ** 32 - 1))
     .action(async (bootstrap: string[], flags: JoinFlags) => {
       await runJoin(bootstrap, flags);
     });
