@@ -45,3 +45,25 @@ export function multiaddrArg(v: string, prev: string[] = []): string[] {
   }
   return [...prev, v];
 }
+
+/** Resolves once `stop` has run after the first SIGINT or SIGTERM; a second
+ * signal while stopping exits at once, for an operator who cannot wait. */
+export function untilSignal(
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
+  stop: (signal: string) => Promise<void>,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: string) => {
+      if (stopping) {
+        log.warn({ signal }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      stopping = true;
+      log.info({ signal }, 'shutting down');
+      void stop(signal).then(resolve, resolve);
+    };
+    process.on('SIGINT', () => onSignal('SIGINT'));
+    process.on('SIGTERM', () => onSignal('SIGTERM'));
+  });
+}

@@ -14,7 +14,7 @@ import { ManagerNode } from './network.js';
 import { Storage } from './storage.js';
 import { StoreLockedError } from './store.js';
 import { WarcExporter } from './warc.js';
-import { intArg, multiaddrArg } from '../cli.js';
+import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
 
 export function defaultManagerDir(): string {
@@ -178,26 +178,12 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   process.stderr.write(
     `dht-manager: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  operator API ${api.url} (try: curl ${api.url}/api/status)\n  dashboard ${api.url}/dashboard\n  volunteers join with:\n    ${cmd}\n`,
   );
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (sig: string) => {
-      if (stopping) {
-        log.warn({ signal: sig }, 'second signal: exiting now');
-        process.exit(1);
-      }
-      stopping = true;
-      log.info({ signal: sig }, 'shutting down');
-      void running
-        .stop()
-        .catch((err: unknown) => log.error({ err: String(err) }, 'shutdown failed'))
-        .then(() => {
-          log.info('stopped');
-          resolve();
-        });
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-  });
+  await untilSignal(log, () =>
+    running
+      .stop()
+      .catch((err: unknown) => log.error({ err: String(err) }, 'shutdown failed'))
+      .then(() => log.info('stopped')),
+  );
   log.flush?.();
   process.exit(0);
 }

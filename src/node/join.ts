@@ -8,7 +8,7 @@ import { TaskManager } from '../crawler/manager.js';
 import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
 import { parseBootstrap, VolunteerNode } from './node.js';
 import { formatStatus } from './status.js';
-import { intArg, multiaddrArg } from '../cli.js';
+import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 
 /** Parses a byte rate: 500000, 500k, 2M, 1G (bytes per second). */
 export function parseRate(v: string): number {
@@ -111,25 +111,12 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     timer = setInterval(() => log.info({ status: node.status() }, 'status'), 60_000);
     timer.unref();
   }
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (sig: string) => {
-      if (stopping) {
-        log.warn({ signal: sig }, 'second signal: exiting now');
-        process.exit(1);
-      }
-      stopping = true;
-      if (timer !== undefined) clearInterval(timer);
-      if (tty) process.stderr.write(`\n${sig}: migrating tasks and leaving (up to ${flags.shutdownTimeout} ms; again to force)\n`);
-      log.info({ signal: sig }, 'shutting down');
-      void node.shutdown(flags.shutdownTimeout).then(({ migrated, lost }) => {
-        log.info({ migrated: migrated.length, lost: lost.length }, 'stopped');
-        if (tty) process.stderr.write(`stopped: ${migrated.length} task(s) migrated, ${lost.length} left to the manager\n`);
-        resolve();
-      });
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+  await untilSignal(log, async (sig) => {
+    if (timer !== undefined) clearInterval(timer);
+    if (tty) process.stderr.write(`\n${sig}: migrating tasks and leaving (up to ${flags.shutdownTimeout} ms; again to force)\n`);
+    const { migrated, lost } = await node.shutdown(flags.shutdownTimeout);
+    log.info({ migrated: migrated.length, lost: lost.length }, 'stopped');
+    if (tty) process.stderr.write(`stopped: ${migrated.length} task(s) migrated, ${lost.length} left to the manager\n`);
   });
   log.flush?.();
   process.exit(0);
