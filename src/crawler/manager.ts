@@ -6,7 +6,7 @@
 import { constants as osConstants, setPriority } from 'node:os';
 import { TokenBucket } from './bandwidth.js';
 import { parseTask, type ResultSink, type Task, type TaskLoad, type TaskManagerOptions, type TaskResult } from './task.js';
-import { emptyStats, runTask, type ThreadOptions, type ThreadOutcome } from './thread.js';
+import { emptyResult, runTask, type ThreadOptions, type ThreadOutcome } from './thread.js';
 
 export type { ResultSink, TaskLoad, TaskManagerOptions } from './task.js';
 
@@ -161,23 +161,7 @@ export class TaskManager {
   private cancel(task: Task): void {
     const now = this.now();
     const reason = 'deadline passed while queued';
-    const result: TaskResult = {
-      taskId: task.id,
-      channel: task.scope,
-      part: 0,
-      final: true,
-      status: 'cancelled',
-      reason,
-      startedAt: now,
-      finishedAt: now,
-      pages: [],
-      validators: [],
-      newDigests: [],
-      interSiteUrls: [],
-      outcomes: {},
-      errors: [],
-      stats: emptyStats(),
-    };
+    const result: TaskResult = { ...emptyResult(task, 'cancelled', now, now), reason };
     this.opts.onTaskEnd?.(task, { status: 'cancelled', reason });
     this.sink.upload(result).catch((err: unknown) => this.opts.onError?.(err, task));
   }

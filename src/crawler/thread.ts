@@ -85,6 +85,27 @@ export function emptyStats(): TaskStats {
   };
 }
 
+/** A final result with no pages: what a task reports when it never ran
+ * (cancelled while queued) or, in tests, a stand-in for a crawl. */
+export function emptyResult(task: Task, status: TaskResult['status'], startedAt: number, finishedAt: number): TaskResult {
+  return {
+    taskId: task.id,
+    channel: task.scope,
+    part: 0,
+    final: true,
+    status,
+    startedAt,
+    finishedAt,
+    pages: [],
+    validators: [],
+    newDigests: [],
+    interSiteUrls: [],
+    outcomes: {},
+    errors: [],
+    stats: emptyStats(),
+  };
+}
+
 /** Runs one task to completion and uploads its result through the sink. */
 export async function runTask(task: Task, sink: ResultSink, opts: ThreadOptions = {}): Promise<ThreadOutcome> {
   return new TaskThread(task, sink, opts).run();

@@ -3,6 +3,7 @@
 // the TaskManager's capacity semantics (threads + queue) and drain contract.
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../../src/crawler/task.js';
 import type { TaskRunner } from '../../src/node/node.js';
+import { emptyResult } from '../../src/crawler/thread.js';
 
 export interface FakeRunnerOptions {
   threads?: number;
@@ -15,34 +16,10 @@ export interface FakeRunnerOptions {
 }
 
 export function fakeResult(task: Task, startedAt: number): TaskResult {
+  const result = emptyResult(task, 'completed', startedAt, Date.now());
   return {
-    taskId: task.id,
-    channel: task.scope,
-    part: 0,
-    final: true,
-    status: 'completed',
-    startedAt,
-    finishedAt: Date.now(),
-    pages: [],
-    validators: [],
-    newDigests: [],
-    interSiteUrls: [],
-    outcomes: {},
-    errors: [],
-    stats: {
-      pagesFetched: 1,
-      pagesChanged: 0,
-      pagesUnchanged: 1,
-      pagesNotModified: 0,
-      pagesFailed: 0,
-      requests: 1,
-      bytes: 1000,
-      downloadMs: 1,
-      rttMs: 12,
-      crawlDelayMs: 0,
-      urlsDiscovered: 1,
-      urlsSpilled: 0,
-    },
+    ...result,
+    stats: { ...result.stats, pagesFetched: 1, pagesUnchanged: 1, requests: 1, bytes: 1000, downloadMs: 1, rttMs: 12, urlsDiscovered: 1 },
   };
 }
 
