@@ -16,6 +16,7 @@ import { StoreLockedError } from './store.js';
 import { WarcExporter } from './warc.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
+import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -24,6 +25,12 @@ export function defaultManagerDir(): string {
 function strategyArg(v: string): StrategyName {
   if (!(STRATEGIES as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${STRATEGIES.join(', ')}`);
   return v as StrategyName;
+}
+
+function timeScaleArg(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 1 || n > MAX_TIME_SCALE) throw new InvalidArgumentError(`must be a number in 1..${MAX_TIME_SCALE} (1 = real time)`);
+  return n;
 }
 
 function rateCapArg(v: string): number | null {
@@ -49,6 +56,8 @@ export interface ServeFlags {
   logLevel: string;
   /** Dashboard time-series sample period, ms (default 5000). */
   dashboardSampleMs?: number;
+  /** Compress every manager duration by this factor (demos and test networks; 1 = real time). */
+  timeScale?: number;
 }
 
 /** The join command line for volunteers, preferring a non-loopback address. */
@@ -68,7 +77,15 @@ export interface RunningManager {
 
 /** Starts everything; used by the CLI and the tests. */
 export async function startManager(flags: ServeFlags, log: Logger, extra: Partial<ManagerOptions> = {}): Promise<RunningManager> {
-  const manager = await Manager.open({ dataDir: flags.dataDir, strategy: flags.strategy, ...(flags.rateCap !== undefined ? { rateCap: flags.rateCap } : {}), sync: flags.sync, log, ...extra });
+  const manager = await Manager.open({
+    dataDir: flags.dataDir,
+    strategy: flags.strategy,
+    ...(flags.rateCap !== undefined ? { rateCap: flags.rateCap } : {}),
+    sync: flags.sync,
+    log,
+    ...timeScaledOptions(flags.timeScale ?? 1),
+    ...extra,
+  });
   let node: ManagerNode | undefined;
   let api: ApiServer | undefined;
   const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc')) : null;
@@ -154,6 +171,7 @@ export function registerServe(program: Command): void {
     .option('--sync', 'fsync every database write (power-loss safe, slower)', false)
     .option('--tick <ms>', 'scheduler step period', intArg('--tick', 10, 600_000), 1000)
     .option('--route-concurrency <n>', 'orders signed and routed at once', intArg('--route-concurrency', 1, 1024), 16)
+    .option('--time-scale <x>', 'compress every interval, timeout and delay by x (demos and test networks: 60 makes an hour a minute)', timeScaleArg, 1)
     .option('--log-level <level>', 'pino log level', 'info')
     .action(async (flags: ServeFlags) => {
       await runServe(flags);
@@ -174,7 +192,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   }
   const { node, api, manager } = running;
   const cmd = joinCommand(node.multiaddrs(), node.peerId);
-  log.info({ peerId: node.peerId, addrs: node.multiaddrs(), api: api.url, join: cmd, strategy: manager.sched.state.options.strategy, channels: manager.sched.size }, 'manager started');
+  log.info({ peerId: node.peerId, addrs: node.multiaddrs(), api: api.url, join: cmd, strategy: manager.sched.state.options.strategy, channels: manager.sched.size, timeScale: flags.timeScale }, 'manager started');
   process.stderr.write(
     `dht-manager: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  operator API ${api.url} (try: curl ${api.url}/api/status)\n  dashboard ${api.url}/dashboard\n  volunteers join with:\n    ${cmd}\n`,
   );

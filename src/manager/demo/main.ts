@@ -12,8 +12,9 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { createRng, deriveSeed, normal, uniform } from '../../rng.js';
 import { startManager, type RunningManager } from '../serve.js';
+import { timeScaledOptions } from '../time-scale.js';
 import { TestWeb } from '../../../test/web/testweb.js';
-import { accumulate, channelFor, DemoClock, DEMO_EPOCH, measureTruth, scaledManagerOptions, siteSpecs, type GroupTruth } from './world.js';
+import { accumulate, channelFor, DemoClock, DEMO_EPOCH, measureTruth, siteSpecs, type GroupTruth } from './world.js';
 import { buildReport, formatReport, type DemoReport } from './report.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -162,7 +163,7 @@ export async function runDemo(flags: DemoFlags): Promise<DemoReport> {
     mgr = await startManager(
       { dataDir: join(dataDir, 'manager'), listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: flags.httpPort, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: false, sync: false, tick: 250, routeConcurrency: 8, logLevel: 'info', dashboardSampleMs: 1000 },
       log,
-      scaledManagerOptions(flags.speed),
+      timeScaledOptions(flags.speed),
     );
     const m = mgr.manager;
     const channels: { id: string; site: string }[] = [];

@@ -3,8 +3,7 @@
 // the ground-truth measure of freshness and age of what the manager stored.
 import { createRng, deriveSeed, randomInt } from '../../rng.js';
 import type { Manager } from '../manager.js';
-import { DEFAULT_GROUP_INTERVALS, MINUTE } from '../scheduler.js';
-import type { ManagerOptions } from '../manager.js';
+import { MINUTE } from '../scheduler.js';
 import type { Storage } from '../storage.js';
 import type { SiteSpec, TestWeb } from '../../../test/web/testweb.js';
 
@@ -36,12 +35,10 @@ export function profileOf(site: SiteSpec): (typeof PROFILES)[number] {
 
 /**
  * The shared compressed clock. Simulated time = DEMO_EPOCH + speed × (real time
- * since start). The test web's TestClock is set from it; the manager keeps its
- * real clock (task deadlines are compared on the volunteers' real clocks) and
- * instead gets every duration divided by `speed`: group intervals, the interval
- * floor, the round gap, retry delay, task timeouts and grace. Its change-rate
- * estimates are then in real minutes, which is the same compressed time. Figures
- * in the report are converted back to simulated time (× speed).
+ * since start). The test web's TestClock is set from it; the manager runs on
+ * its real clock with every duration compressed by the same factor (see
+ * ../time-scale.ts). Figures in the report are converted back to simulated
+ * time (× speed).
  */
 export class DemoClock {
   private readonly t0 = performance.now();
@@ -58,18 +55,6 @@ export class DemoClock {
     if (t > web.clock.now()) web.clock.set(t);
     return web.clock.now();
   }
-}
-
-/** Manager options with every duration compressed by `speed`. */
-export function scaledManagerOptions(speed: number): Partial<ManagerOptions> {
-  return {
-    groupIntervals: DEFAULT_GROUP_INTERVALS.map((m) => m / speed),
-    recrawl: { minInterval: 5 / speed, maxRoundGap: (24 * 60) / speed },
-    retryDelayMs: Math.max(1000, (5 * MINUTE) / speed),
-    taskTimeoutMinMs: Math.max(8000, (10 * MINUTE) / speed),
-    taskTimeoutMaxMs: Math.max(20_000, (6 * 60 * MINUTE) / speed),
-    graceMs: Math.max(4000, (5 * MINUTE) / speed),
-  };
 }
 
 /** The channel the demo adds for a site (operator's prior: the profile's group and change interval). */
