@@ -17,6 +17,7 @@ import { buildChannel, channelKey, patchChannel, parseSeedList, ValidationError,
 import { DATA_INTER_DIGESTS, DATA_INTER_SEEDS, DATA_KNOWN, DEFAULT_GROUP_INTERVALS, MINUTE, Scheduler, type RecrawlMeta, type SchedRecord } from './scheduler.js';
 import { K, Store, type BatchOp } from './store.js';
 import { DEFAULT_GROUPING, type GroupingOptions } from './estimator.js';
+import { HostGate } from './host-gate.js';
 
 export class NotFoundError extends Error {
   override name = 'NotFoundError';
@@ -141,6 +142,8 @@ export class Manager {
   lastRound: RoundReport | null = null;
   dispatch: ((t: IssuedTask) => Promise<DispatchResult>) | null = null;
   private dispatching = new Set<Promise<void>>();
+  /** At most one task in flight per host (politeness across channels of one host). */
+  private readonly hostGate = new HostGate((taskId) => this.isActive(taskId));
   private seq = 0;
   private channelSeq = 0;
   readonly counters = {
@@ -182,7 +185,9 @@ export class Manager {
       let active = 0;
       await store.scan<TaskRecord>('ta!', (_key, t) => {
         active++;
-        if (sched.has(t.channel)) sched.restoreInFlight(t.channel, t.id, t.issuedAt, t.round, t.deadline, t.state === 'running');
+        if (!sched.has(t.channel)) return;
+        sched.restoreInFlight(t.channel, t.id, t.issuedAt, t.round, t.deadline, t.state === 'running');
+        m.hostGate.hold(t.host, t.id);
       });
       const seqs = await store.get<{ channel: number }>(K.meta('seq'));
       m.channelSeq = seqs?.channel ?? 0;
@@ -390,9 +395,12 @@ export class Manager {
       const val = <T>(i: number): T | undefined => (i < 0 ? undefined : (vals[i] as T | undefined));
       const chans: Channel[] = [];
       const parts: { known: KnownEntry[]; inter: string[]; xd: number[] }[] = [];
+      const taken = new Set<string>();
       at.forEach(([c, k, s, x]) => {
         const ch = val<Channel>(c);
-        if (ch === undefined) return;
+        // A channel whose host is being crawled stays due; the round-robin scan comes back to it.
+        if (ch === undefined || taken.has(ch.host) || this.hostGate.busy(ch.host)) return;
+        taken.add(ch.host);
         chans.push(ch);
         parts.push({ known: val<KnownEntry[]>(k) ?? [], inter: val<string[]>(s) ?? [], xd: val<number[]>(x) ?? [] });
       });
@@ -409,6 +417,7 @@ export class Manager {
         const task = buildTask(ch, id, deadline, p.known, p.inter, p.xd);
         const rec: TaskRecord = { id, channel: ch.id, host: ch.host, issuedAt: now, deadline, round: this.sched.state.rounds, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
         this.sched.markIssued(ch.id, id, now, deadline);
+        this.hostGate.hold(ch.host, id);
         // While a task is active its record lives under ta! only; t! gets it once finished.
         // The channel's s! record is not rewritten: on restart the active task restores
         // last-issue time, in-flight id and the submit count (Scheduler.restoreInFlight).

@@ -226,6 +226,26 @@ describe('channel database', () => {
     expect(m2.counters.tasksSucceeded).toBe(0);
   });
 
+  it('never has two tasks in flight on one host, also across a restart', async () => {
+    const s = await setup();
+    const a = await s.m.addChannel({ url: 'http://big.test/a/', kind: 'directory' });
+    const b = await s.m.addChannel({ url: 'http://big.test/b/', kind: 'directory' });
+    const other = await s.m.addChannel({ url: 'http://other.test/' });
+    const first = await s.m.issueDue();
+    expect(first.map((t) => t.channel.host).sort()).toEqual(['big.test', 'other.test']);
+    const big = first.find((t) => t.channel.host === 'big.test')!;
+    const waiting = big.channel.id === a.id ? b : a;
+    expect(s.m.sched.dueAt(waiting.id)).toBeLessThanOrEqual(s.clock.t); // due, held back
+    expect(await s.m.issueDue()).toEqual([]);
+    const m2 = await s.restart();
+    expect(await m2.issueDue()).toEqual([]);
+    const final = resultFor(big.task, [{ path: big.channel.id === a.id ? '/a/' : '/b/', body: 'x' }]);
+    expect(await new Storage(m2).ingest(upload(big.task, final), 'p')).toBe('applied');
+    const next = await m2.issueDue();
+    expect(next.map((t) => t.channel.id)).toEqual([waiting.id]);
+    expect(m2.isActive(first.find((t) => t.channel.id === other.id)!.task.id)).toBe(true);
+  });
+
   it('recrawls feed the estimator and move a fast-changing channel up a group', async () => {
     const s = await setup({ recrawl: { minInterval: 0 } });
     const ch = await s.m.addChannel({ url: 'http://fast.test/', group: 3 });
