@@ -1,7 +1,8 @@
 // The operator HTTP API: node:http, JSON in and out, bound to 127.0.0.1 by
-// default. Bodies are capped (1 MiB → 413); malformed JSON, invalid fields,
-// unsafe filter patterns, unknown channels → 4xx with {"error": "..."} and
-// nothing changed. See docs/manager.md for the reference.
+// default. Every request first passes api-guard.ts (Host, same origin, bearer
+// token, Content-Type). Bodies are capped (1 MiB → 413); malformed JSON,
+// invalid fields, unsafe filter patterns, unknown channels → 4xx with
+// {"error": "..."} and nothing changed. See docs/manager.md for the reference.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConflictError, NotFoundError, type Manager } from './manager.js';
@@ -9,7 +10,9 @@ import { ValidationError } from './model.js';
 import { K } from './store.js';
 import type { ManagerNode } from './network.js';
 import { CandidateConflict, CandidateNotFound, type Storage } from './storage.js';
-import { handleDashboard } from './dashboard/serve.js';
+import { handleDashboard, isDashboardAsset } from './dashboard/serve.js';
+import { isLoopback, type ApiAuth } from './api-auth.js';
+import { checkContentType, checkSameOrigin, checkToken, hostChecker, mediaType, type Rejection } from './api-guard.js';
 import type { Sampler } from './dashboard/sampler.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -22,13 +25,37 @@ export interface ApiContext {
   sampler?: Sampler | null;
 }
 
+/** What startApi checks before routing; see api-guard.ts. */
+export interface Guard {
+  host: (host: string | undefined) => Rejection | null;
+  token: string | null;
+}
+
+/** Endpoints whose body is not JSON by design: the import takes a plain seed list as
+ * text/uri-list (one URL a line, # comments), a type no web page can send unasked. */
+const OTHER_BODY_TYPES: Record<string, string[]> = { '/api/channels/import': ['text/uri-list'] };
+
 class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
+}
+
+/** Throws the first check that refuses the request; nothing has been read or changed yet. */
+function admit(guard: Guard, req: IncomingMessage, path: string, parts: string[]): void {
+  const method = req.method ?? 'GET';
+  // The dashboard's page, script and style hold no data: the page must load to ask for the token.
+  const asset = (method === 'GET' || method === 'HEAD') && isDashboardAsset(parts);
+  const r =
+    guard.host(req.headers.host) ??
+    checkSameOrigin(method, req.headers) ??
+    (asset ? null : checkToken(guard.token, req.headers.authorization)) ??
+    checkContentType(method, req.headers['content-type'], OTHER_BODY_TYPES[path]);
+  if (r !== null) throw new HttpError(r.status, r.error, r.headers);
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -85,12 +112,13 @@ function objectBody(v: unknown): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-export async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handle(ctx: ApiContext, guard: Guard, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const m = ctx.manager;
   const u = new URL(req.url ?? '/', 'http://localhost');
   const path = u.pathname.replace(/\/+$/, '') || '/';
   const method = req.method ?? 'GET';
   const parts = path.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+  admit(guard, req, path, parts);
   const route = (meth: string, ...segs: (string | null)[]): boolean =>
     method === meth && parts.length === segs.length && segs.every((s, i) => s === null || s === parts[i]);
   const anyMethod = (...segs: (string | null)[]): boolean => parts.length === segs.length && segs.every((s, i) => s === null || s === parts[i]);
@@ -123,10 +151,9 @@ export async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerR
     return send(res, 201, ch, { location: `/api/channels/${ch.id}` });
   }
   if (route('POST', 'api', 'channels', 'import')) {
-    const ct = String(req.headers['content-type'] ?? '');
     let text: string;
     let extra: Record<string, unknown> = {};
-    if (ct.includes('json')) {
+    if (mediaType(req.headers['content-type']) === 'application/json') {
       const body = objectBody(await readJson(req));
       if (typeof body.text !== 'string') throw new HttpError(400, 'text: expected the seed list as a string');
       text = body.text;
@@ -278,21 +305,22 @@ export function metrics(ctx: ApiContext): string {
 export interface ApiServer {
   server: Server;
   url: string;
+  /** The token every data request needs, or null (loopback, zero-config). */
+  auth: ApiAuth | null;
   close(): Promise<void>;
 }
 
-export async function startApi(ctx: ApiContext, opts: { port: number; host?: string }): Promise<ApiServer> {
-  const server = createServer((req, res) => {
-    handle(ctx, req, res).catch((err: unknown) => {
-      const status = statusOf(err);
-      if (status === 500) ctx.manager.log.error({ err: String(err), url: req.url }, 'API error');
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      send(res, status, { error: status === 500 ? `internal error: ${(err as Error).message}` : (err as Error).message }, status === 413 ? { connection: 'close' } : {});
-    });
-  });
+export interface ApiOptions {
+  port: number;
+  host?: string;
+  auth?: ApiAuth | null;
+  /** More Host names to answer to (--allowed-host): "name" (any port) or "name:port". */
+  allowedHosts?: readonly string[];
+}
+
+export async function startApi(ctx: ApiContext, opts: ApiOptions): Promise<ApiServer> {
+  const auth = opts.auth ?? null;
+  const server = createServer();
   server.headersTimeout = 10_000;
   server.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
@@ -302,15 +330,38 @@ export async function startApi(ctx: ApiContext, opts: { port: number; host?: str
       resolve();
     });
   });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
   const a = server.address() as AddressInfo;
+  if (auth === null && !isLoopback(a.address)) {
+    // Fail closed: whoever reaches this address could change every channel.
+    await close();
+    throw new Error(`refusing to serve the operator API on ${a.address} without a token`);
+  }
+  let guard: Guard;
+  try {
+    guard = { host: hostChecker(a.address, a.port, opts.allowedHosts), token: auth?.token ?? null };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  // Routed only now that the bound port, hence the Host check, is known.
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handle(ctx, guard, req, res).catch((err: unknown) => {
+      const status = statusOf(err);
+      if (status === 500) ctx.manager.log.error({ err: String(err), url: req.url }, 'API error');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const headers = err instanceof HttpError ? { ...err.headers } : {};
+      if (status === 413) headers.connection = 'close';
+      send(res, status, { error: status === 500 ? `internal error: ${(err as Error).message}` : (err as Error).message }, headers);
+    });
+  });
   const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-  return {
-    server,
-    url: `http://${host}:${a.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return { server, url: `http://${host}:${a.port}`, auth, close };
 }

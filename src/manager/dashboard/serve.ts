@@ -2,6 +2,7 @@
 // ES module (no build step, no inline script or style, a strict CSP), the
 // time series as JSON, and server-rendered SVG charts. Everything else the
 // page shows comes from the JSON API (/api/...), rendered with textContent.
+// When the API needs a token, only the page, script and style load without it.
 import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -17,7 +18,8 @@ const STATIC: Record<string, string> = {
   'style.css': 'text/css; charset=utf-8',
 };
 
-export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// img-src blob: because the page fetches the charts itself (with the token) and shows them from blob: URLs.
+export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function headers(type: string, length: number): Record<string, string | number> {
   return {
@@ -35,6 +37,13 @@ function reply(res: ServerResponse, status: number, type: string, body: string |
   const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   res.writeHead(status, headers(type, buf.length));
   res.end(res.req.method === 'HEAD' ? undefined : buf);
+}
+
+/** `/`, `/dashboard` and its static files: the parts of the dashboard that carry no data. */
+export function isDashboardAsset(parts: readonly string[]): boolean {
+  if (parts.length === 0) return true;
+  if (parts[0] !== 'dashboard') return false;
+  return parts.length === 1 || (parts.length === 2 && Object.hasOwn(STATIC, parts[1]!));
 }
 
 /** Serves `/` (redirect), `/dashboard[/…]`. Returns false when the path is not the dashboard's. */

@@ -1,10 +1,16 @@
 // The operator dashboard: polls the manager's JSON API and redraws. Every value
 // from the server goes into the page through textContent / element properties
 // (never innerHTML), so nothing it shows can be interpreted as markup.
+// When the API needs a token (the manager listens beyond loopback), the page
+// sends it as `Authorization: Bearer`: it comes from the link the manager
+// prints (#token=…, a fragment, so never sent to a server nor in a Referer) or
+// is typed into the token form, and is kept in sessionStorage (this tab only).
 /* global document, fetch, setInterval */
 
-const { Node, confirm } = globalThis;
+const { Node, confirm, location, history, sessionStorage } = globalThis;
 const REFRESH_MS = 3000;
+const TOKEN_KEY = 'volcrawl-api-token';
+const CHARTS = ['quality', 'intervals', 'throughput', 'tasks'];
 const $ = (id) => document.getElementById(id);
 
 function el(tag, props = {}, ...children) {
@@ -18,8 +24,26 @@ function el(tag, props = {}, ...children) {
   return e;
 }
 
+function takeTokenFromFragment() {
+  const m = /^#token=(.+)$/.exec(location.hash);
+  if (!m) return;
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+  // Out of the address bar and the history, where it would be seen or bookmarked.
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+async function authFetch(path, opts = {}) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const res = await fetch(path, { ...opts, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(opts.headers ?? {}) } });
+  if (res.status === 401) {
+    $('token-form').hidden = false;
+    $('token-msg').textContent = token ? 'The manager refused this token; enter the current one.' : 'This manager needs its API token (dht-manager serve prints where it is).';
+  }
+  return res;
+}
+
 async function api(path, opts = {}) {
-  const res = await fetch(path, { ...opts, headers: { accept: 'application/json', ...(opts.headers ?? {}) } });
+  const res = await authFetch(path, { ...opts, headers: { accept: 'application/json', ...(opts.headers ?? {}) } });
   const text = await res.text();
   let body;
   try {
@@ -82,9 +106,22 @@ async function refreshSummary() {
     $('failed'),
     (tasks.tasks ?? []).map((t) => el('tr', {}, el('td', {}, t.id), el('td', {}, t.channel), el('td', {}, t.reason ?? ''))),
   );
-  const ts = Date.now();
-  for (const name of ['quality', 'intervals', 'throughput', 'tasks']) $(`chart-${name}`).src = `/dashboard/chart/${name}.svg?t=${ts}`;
+  await refreshCharts();
   $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
+}
+
+// Fetched rather than set as <img src>, which could not carry the token; shown from blob: URLs.
+async function refreshCharts() {
+  await Promise.all(
+    CHARTS.map(async (name) => {
+      const res = await authFetch(`/dashboard/chart/${name}.svg`);
+      if (!res.ok) throw new Error(`chart ${name}: HTTP ${res.status}`);
+      const img = $(`chart-${name}`);
+      const old = img.src;
+      img.src = URL.createObjectURL(await res.blob());
+      if (old.startsWith('blob:')) URL.revokeObjectURL(old);
+    }),
+  );
 }
 
 function channelLabel(c) {
@@ -128,7 +165,7 @@ function startEdit(c) {
 async function removeChannel(c) {
   if (!confirm(`Remove channel ${c.id} (${channelLabel(c)}) and its stored pages?`)) return;
   try {
-    await api(`/api/channels/${encodeURIComponent(c.id)}`, { method: 'DELETE' });
+    await api(`/api/channels/${encodeURIComponent(c.id)}`, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     msg('add-msg', `removed ${c.id}`, true);
     if (contentOf === c.id) $('content-section').hidden = true;
   } catch (err) {
@@ -170,6 +207,14 @@ function numOrUndef(v) {
 }
 
 function wire() {
+  $('token-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, $('token-input').value.trim());
+    $('token-input').value = '';
+    $('token-form').hidden = true;
+    void tick();
+    void refreshChannels().catch((err) => console.error(err));
+  });
   $('add-form').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const body = { url: $('add-url').value.trim() };
@@ -189,7 +234,7 @@ function wire() {
   $('import-form').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     try {
-      const r = await api('/api/channels/import', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: $('import-text').value });
+      const r = await api('/api/channels/import', { method: 'POST', headers: { 'content-type': 'text/uri-list' }, body: $('import-text').value });
       const skipped = r.skipped.length ? `; skipped ${r.skipped.length}: ${r.skipped.slice(0, 5).map((s) => (typeof s === 'string' ? s : JSON.stringify(s))).join('; ')}` : '';
       msg('import-msg', `added ${r.added}${skipped}`, r.skipped.length === 0);
     } catch (err) {
@@ -221,10 +266,11 @@ async function tick() {
   try {
     await refreshSummary();
   } catch (err) {
-    $('updated').textContent = `manager unreachable: ${err.message}`;
+    $('updated').textContent = `not updated: ${err.message}`;
   }
 }
 
+takeTokenFromFragment();
 wire();
 void tick();
 void refreshChannels().catch((err) => console.error(err));
