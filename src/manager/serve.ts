@@ -4,7 +4,7 @@
 // scheduler loop; prints the command volunteers run to join; stops gracefully
 // on SIGINT/SIGTERM.
 import { join } from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { defaultDataDir, loadOrCreateIdentity } from '../node/identity.js';
 import { STRATEGIES, type StrategyName } from '../recrawl/index.js';
@@ -17,6 +17,7 @@ import { WarcExporter } from './warc.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
 import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
+import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api-auth.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -58,6 +59,12 @@ export interface ServeFlags {
   dashboardSampleMs?: number;
   /** Compress every manager duration by this factor (demos and test networks; 1 = real time). */
   timeScale?: number;
+  /** The operator API's bearer token (--api-token / VOLCRAWL_API_TOKEN); when given, always required. */
+  apiToken?: string;
+  /** Require the token on loopback too (generated into <data-dir>/api-token unless given). */
+  requireToken?: boolean;
+  /** More Host names the operator API answers to (e.g. behind a reverse proxy). */
+  allowedHost?: string[];
 }
 
 /** The join command line for volunteers, preferring a non-loopback address. */
@@ -105,7 +112,8 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       log,
     });
     const sampler = new Sampler(manager, node, flags.dashboardSampleMs ?? 5000);
-    api = await startApi({ manager, storage, node, sampler }, { port: flags.httpPort, host: flags.httpHost });
+    const auth = await resolveApiAuth(flags);
+    api = await startApi({ manager, storage, node, sampler }, { port: flags.httpPort, host: flags.httpHost, auth, allowedHosts: flags.allowedHost ?? [] });
     sampler.start();
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -163,7 +171,10 @@ export function registerServe(program: Command): void {
     .option('--listen <multiaddr>', 'libp2p listen address (repeatable; default /ip4/0.0.0.0/tcp/4101)', multiaddrArg)
     .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', multiaddrArg)
     .option('--http-port <port>', 'operator HTTP API port (0 = any free port)', intArg('--http-port', 0, 65535), 8787)
-    .option('--http-host <addr>', 'operator HTTP API bind address', '127.0.0.1')
+    .option('--http-host <addr>', 'operator HTTP API bind address (beyond loopback the API requires a bearer token)', '127.0.0.1')
+    .addOption(new Option('--api-token <token>', 'bearer token the operator API requires, even on loopback (default: generated into <data-dir>/api-token when needed)').env(TOKEN_ENV))
+    .option('--require-token', 'require the bearer token on loopback too (shared machines)', false)
+    .option('--allowed-host <name>', 'another Host name the operator API answers to, "name" or "name:port" (repeatable; e.g. behind a reverse proxy)', (v: string, prev: string[] = []) => [...prev, v])
     .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')}`, strategyArg, 'iir')
     .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3; 'off' for no cap)", rateCapArg, 2)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)
@@ -194,7 +205,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const cmd = joinCommand(node.multiaddrs(), node.peerId);
   log.info({ peerId: node.peerId, addrs: node.multiaddrs(), api: api.url, join: cmd, strategy: manager.sched.state.options.strategy, channels: manager.sched.size, timeScale: flags.timeScale }, 'manager started');
   process.stderr.write(
-    `dht-manager: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  operator API ${api.url} (try: curl ${api.url}/api/status)\n  dashboard ${api.url}/dashboard\n  volunteers join with:\n    ${cmd}\n`,
+    `dht-manager: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n${apiBanner(api.url, api.auth)}  volunteers join with:\n    ${cmd}\n`,
   );
   await untilSignal(log, () =>
     running
