@@ -3,12 +3,16 @@
 // real headless Chromium (playwright-core, Debian's /usr/bin/chromium): add a
 // channel through the UI, see it listed, see the charts render, no script
 // errors or CSP violations, and markup in a channel's note shown as text.
+// Then a manager that requires its API token: the page gets it from the
+// printed link's #token= or from the token form, and works as before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { startManager, type RunningManager } from '../../src/manager/serve.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startManager, type RunningManager, type ServeFlags } from '../../src/manager/serve.js';
+import { TOKEN_FILE } from '../../src/manager/api-auth.js';
 import { TestWeb } from '../web/testweb.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -16,14 +20,42 @@ let dir: string;
 let mgr: RunningManager;
 let web: TestWeb;
 
+const flags = (dataDir: string): ServeFlags => ({ dataDir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: false, sync: false, tick: 500, routeConcurrency: 2, logLevel: 'silent', dashboardSampleMs: 200 });
+
+/** Runs `fn` in headless Chromium with a fresh profile (playwright passes it as --user-data-dir). */
+async function withBrowser(fn: (browser: BrowserContext) => Promise<void>): Promise<void> {
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(join(tmpdir(), 'volcrawl-chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 1600 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    await fn(browser);
+  } finally {
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+/** Polls `expr` in the page until true: waitForFunction's polling evaluates strings with eval, which the CSP forbids. */
+async function until(page: Page, expr: string, timeoutMs = 30_000): Promise<void> {
+  for (const end = Date.now() + timeoutMs; !(await page.evaluate(expr)); ) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${expr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// (page functions as strings: this file is type-checked without the DOM lib)
+const CHARTS_LOADED = "['quality', 'intervals', 'throughput', 'tasks'].every((n) => { const img = document.getElementById('chart-' + n); return img !== null && img.complete && img.naturalWidth > 100; })";
+
 describe('dashboard', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'volcrawl-dash-'));
     web = await TestWeb.start([{ name: 'shop', pages: 4, changesPerDay: 1 }], { seed: 2 });
-    mgr = await startManager(
-      { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: false, sync: false, tick: 500, routeConcurrency: 2, logLevel: 'silent', dashboardSampleMs: 200 },
-      pino({ level: 'silent' }),
-    );
+    mgr = await startManager(flags(dir), pino({ level: 'silent' }));
   }, 60_000);
 
   afterAll(async () => {
@@ -65,16 +97,7 @@ describe('dashboard', () => {
   }, 60_000);
 
   it.skipIf(!existsSync(CHROMIUM))('works in headless Chromium: add a channel, list it, charts render', async () => {
-    const { chromium } = await import('playwright-core');
-    const profile = mkdtempSync(join(tmpdir(), 'volcrawl-chromium-'));
-    // A fresh user-data-dir (playwright passes it as --user-data-dir).
-    const browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 1600 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    try {
+    await withBrowser(async (browser) => {
       const page = await browser.newPage();
       const problems: string[] = [];
       page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
@@ -92,7 +115,7 @@ describe('dashboard', () => {
       expect(r.status).toBe(201);
 
       await page.goto(`${mgr.api.url}/dashboard`);
-      await page.waitForFunction("document.getElementById('c-channels')?.textContent === '1'", null, { timeout: 30_000 });
+      await until(page, "document.getElementById('c-channels')?.textContent === '1'");
 
       const url = web.site('shop').url('/');
       await page.fill('#add-url', url);
@@ -117,8 +140,7 @@ describe('dashboard', () => {
       expect(await page.locator('#channels').textContent()).toContain(evil);
 
       // Charts: the <img>s load an SVG with real size.
-      // (page functions as strings: this file is type-checked without the DOM lib)
-      await page.waitForFunction("['quality', 'intervals', 'throughput', 'tasks'].every((n) => { const img = document.getElementById('chart-' + n); return img !== null && img.complete && img.naturalWidth > 100; })", null, { timeout: 30_000 });
+      await until(page, CHARTS_LOADED);
       // Edit: pin the channel into group 0.
       await row.getByRole('button', { name: 'Edit' }).click();
       await page.fill('#edit-group', '0');
@@ -131,9 +153,68 @@ describe('dashboard', () => {
 
       if (process.env.VOLCRAWL_SCREENSHOT) await page.screenshot({ path: process.env.VOLCRAWL_SCREENSHOT, fullPage: true });
       expect(problems).toEqual([]);
+    });
+  }, 120_000);
+
+  it('with a required token: data needs it, the page takes it from #token= or the form', async () => {
+    const tdir = mkdtempSync(join(tmpdir(), 'volcrawl-dash-token-'));
+    const tmgr = await startManager({ ...flags(tdir), requireToken: true }, pino({ level: 'silent' }));
+    try {
+      const base = tmgr.api.url;
+      const token = readFileSync(join(tdir, TOKEN_FILE), 'utf8').trim();
+      expect(tmgr.api.auth).toEqual({ token, file: join(tdir, TOKEN_FILE) });
+      // The page and its script load without the token; nothing with data does.
+      for (const p of ['/dashboard', '/dashboard/app.js', '/dashboard/style.css']) expect((await fetch(base + p)).status).toBe(200);
+      for (const p of ['/api/status', '/api/channels', '/metrics', '/dashboard/series', '/dashboard/chart/quality.svg']) {
+        expect([p, (await fetch(base + p)).status]).toEqual([p, 401]);
+        expect([p, (await fetch(base + p, { headers: { authorization: `Bearer ${token}` } })).status]).toEqual([p, 200]);
+      }
+      if (!existsSync(CHROMIUM)) return;
+      await withBrowser(async (browser) => {
+        // The printed link: the token arrives in the fragment and leaves the address bar.
+        const page = await browser.newPage();
+        const problems: string[] = [];
+        page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+        page.on('console', (m) => {
+          if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico')) problems.push(`console: ${m.text()} ${m.location().url}`);
+        });
+        page.on('response', (res) => {
+          if (res.status() >= 400 && new URL(res.url()).pathname !== '/favicon.ico') problems.push(`HTTP ${res.status()} ${res.request().method()} ${new URL(res.url()).pathname}`);
+        });
+        await page.goto(`${base}/dashboard#token=${encodeURIComponent(token)}`);
+        await until(page, "document.getElementById('c-channels')?.textContent === '0'");
+        expect(new URL(page.url()).hash).toBe('');
+        await until(page, CHARTS_LOADED);
+        // Import (a text/uri-list seed list) and Remove (DELETE) through the page.
+        await page.click('details summary');
+        await page.fill('#import-text', '# seeds\nhttp://seed-a.test/\nhttp://seed-b.test/news/\n');
+        await page.click('#import-button');
+        await page.waitForSelector('#import-msg.ok', { timeout: 30_000 });
+        expect(await page.textContent('#import-msg')).toBe('added 2');
+        page.once('dialog', (d) => void d.accept());
+        await page.locator('#channels tbody tr', { hasText: 'seed-a.test' }).getByRole('button', { name: 'Remove' }).click();
+        await page.waitForSelector('#add-msg.ok', { timeout: 30_000 });
+        expect((await tmgr.manager.listChannels()).map((c) => c.origin)).toEqual(['http://seed-b.test']);
+        expect(await page.locator('#token-form').isHidden()).toBe(true);
+        expect(problems).toEqual([]);
+
+        // Another tab (its own sessionStorage) without the link: the token form asks for it.
+        const other = await browser.newPage();
+        await other.goto(`${base}/dashboard`);
+        await other.waitForSelector('#token-form:not([hidden])', { timeout: 30_000 });
+        expect(await other.textContent('#token-msg')).toMatch(/needs its API token/);
+        await other.fill('#token-input', 'not-the-token-at-all');
+        await other.click('#token-button');
+        await until(other, "document.getElementById('token-msg')?.textContent?.includes('refused this token') && !document.getElementById('token-form').hidden");
+        await other.fill('#token-input', token);
+        await other.click('#token-button');
+        await until(other, "document.getElementById('c-channels')?.textContent === '1'");
+        await other.locator('#channels tbody tr', { hasText: 'seed-b.test' }).waitFor({ timeout: 30_000 });
+        expect(await other.locator('#token-form').isHidden()).toBe(true);
+      });
     } finally {
-      await browser.close();
-      rmSync(profile, { recursive: true, force: true });
+      await tmgr.stop();
+      rmSync(tdir, { recursive: true, force: true });
     }
   }, 120_000);
 });
