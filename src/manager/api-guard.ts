@@ -103,6 +103,9 @@ export function mediaType(contentType: string | undefined): string {
  */
 export function checkContentType(method: string, contentType: string | undefined, also: readonly string[] = []): Rejection | null {
   if (!isUnsafe(method)) return null;
+  // A DELETE without a body is not something a form or a simple request can send
+  // cross-origin (the method alone forces a preflight), so plain `curl -X DELETE` works.
+  if (method === 'DELETE' && contentType === undefined) return null;
   const type = mediaType(contentType);
   if (type === 'application/json' || also.includes(type)) return null;
   const wanted = ['application/json', ...also].join(' or ');

@@ -127,7 +127,7 @@ export function registerChannels(program: Command): void {
       const extra: Record<string, unknown> = {};
       if (f.depth !== undefined) extra.depth = f.depth;
       if (f.group !== undefined) extra.group = f.group;
-      await withManager(f.dataDir, `curl -X POST --data-binary @${file} -H 'content-type: text/plain' http://127.0.0.1:8787/api/channels/import`, async (m) => {
+      await withManager(f.dataDir, `curl -X POST --data-binary @${file} -H 'content-type: text/uri-list' http://127.0.0.1:8787/api/channels/import`, async (m) => {
         const r = await m.importSeedList(text, extra);
         for (const s of r.skipped) process.stderr.write(`skipped ${s.line !== undefined ? `line ${s.line}` : s.url}: ${s.reason}\n`);
         process.stdout.write(`imported ${r.added.length} channel(s), skipped ${r.skipped.length}\n`);
