@@ -44,8 +44,8 @@ class LineSplitter {
 interface Output {
   /** Calls `onLine` for each line written from now on, until the returned function is called. */
   follow(onLine: LineListener): () => void;
-  /** The last lines written since the spawn. */
-  tail(): string[];
+  /** The last `n` (≤ TAIL_LINES) lines written since the spawn. */
+  tail(n: number): string[];
 }
 
 /** stdout and stderr piped here: always read (a full pipe would block the child), tail kept in memory. */
@@ -71,8 +71,8 @@ class PipeOutput implements Output {
     return () => this.listeners.delete(onLine);
   }
 
-  tail(): string[] {
-    return [...this.last];
+  tail(n: number): string[] {
+    return this.last.slice(-n);
   }
 }
 
@@ -111,13 +111,13 @@ class FileOutput implements Output {
     for (const l of this.split.push(fresh)) for (const f of this.listeners) f(l);
   }
 
-  tail(): string[] {
+  tail(n: number): string[] {
     const end = this.size();
     const from = Math.max(this.start, end - TAIL_BYTES);
     const lines = this.readFrom(from).toString('utf8').split('\n');
     if (from > this.start) lines.shift(); // cut mid-line
     if (lines[lines.length - 1] === '') lines.pop();
-    return lines.slice(-TAIL_LINES);
+    return lines.slice(-n);
   }
 
   private size(): number {
@@ -168,8 +168,8 @@ export class ProcessHandle {
     return this.out.follow(onLine);
   }
 
-  output(): string {
-    return `--- last output of ${this.name}${this.logFile !== null ? ` (${this.logFile})` : ''} ---\n${this.out.tail().join('\n')}`;
+  output(lines = TAIL_LINES): string {
+    return `--- last output of ${this.name}${this.logFile !== null ? ` (${this.logFile})` : ''} ---\n${this.out.tail(lines).join('\n')}`;
   }
 
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

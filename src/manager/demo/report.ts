@@ -1,8 +1,10 @@
-// The demo's final report: tasks, the manager's own update quality per group,
-// and true freshness and age per group against the test web's ground truth.
-import type { Manager } from '../manager.js';
+// The demo's final report: tasks, the manager's own update quality per group
+// (both from its HTTP API), and true freshness and age per group against the
+// test web's ground truth.
+import type { GroupsView, StatusView } from './api.js';
+import type { ChurnStats } from './churn.js';
+import type { DemoFlags } from './flags.js';
 import type { GroupTruth, TruthSnapshot } from './world.js';
-import type { ChurnStats, DemoFlags } from './main.js';
 
 export interface DemoGroupReport {
   group: number;
@@ -31,11 +33,10 @@ export interface DemoReport {
 
 const ratio = (a: number, b: number): number | null => (b > 0 ? a / b : null);
 
-export function buildReport(o: { flags: DemoFlags; manager: Manager; acc: Map<number, GroupTruth>; last: TruthSnapshot | null; timeline: { realS: number; succeeded: number; online: number }[]; churn: ChurnStats | null; realSeconds: number }): DemoReport {
-  const m = o.manager;
-  const c = m.counters;
-  const t = m.taskSummary();
-  const groups: DemoGroupReport[] = m.groups().map((g) => {
+export function buildReport(o: { flags: DemoFlags; status: StatusView; groups: GroupsView; acc: Map<number, GroupTruth>; last: TruthSnapshot | null; timeline: { realS: number; succeeded: number; online: number }[]; churn: ChurnStats | null; realSeconds: number }): DemoReport {
+  const c = o.status.counters;
+  const t = o.status.tasks;
+  const groups: DemoGroupReport[] = o.groups.groups.map((g) => {
     const a = o.acc.get(g.group);
     const f = o.last?.groups.find((x) => x.group === g.group);
     return {
@@ -66,7 +67,7 @@ export function buildReport(o: { flags: DemoFlags; manager: Manager; acc: Map<nu
     uploads: { applied: c.uploadsApplied, duplicate: c.uploadsDuplicate, refused: c.uploadsRefused },
     pages: { versionsStored: c.pagesStored, groupMoves: c.groupMoves, rounds: c.rounds },
     groups,
-    updateQuality: m.updateQuality(),
+    updateQuality: o.groups.updateQuality,
     churn,
   };
 }

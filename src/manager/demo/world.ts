@@ -1,10 +1,10 @@
 // The demo's world: generated test-web sites (one channel each) in five change
 // profiles, the compressed clock both the test web and the manager run on, and
-// the ground-truth measure of freshness and age of what the manager stored.
+// the ground-truth measure of freshness and age of what the manager stored
+// (read through its HTTP API).
 import { createRng, deriveSeed, randomInt } from '../../rng.js';
-import type { Manager } from '../manager.js';
 import { MINUTE } from '../scheduler.js';
-import type { Storage } from '../storage.js';
+import { ApiError, type ManagerApi } from './api.js';
 import type { SiteSpec, TestWeb } from '../../../test/web/testweb.js';
 
 /** Change profiles: mean changes per page per SIMULATED day, and the operator's initial group. */
@@ -36,8 +36,8 @@ export function profileOf(site: SiteSpec): (typeof PROFILES)[number] {
 /**
  * The shared compressed clock. Simulated time = DEMO_EPOCH + speed × (real time
  * since start). The test web's TestClock is set from it; the manager runs on
- * its real clock with every duration compressed by the same factor (see
- * ../time-scale.ts). Figures in the report are converted back to simulated
+ * its real clock with every duration compressed by the same factor
+ * (`dht-manager serve --time-scale`, ../time-scale.ts). Figures in the report are converted back to simulated
  * time (× speed).
  */
 export class DemoClock {
@@ -97,33 +97,38 @@ export function storedVersion(title: string | undefined): number | null {
  * page's current version (fresh), and if not, how long ago did it stop being
  * (age = now − the first change after the stored version; Cho & Garcia-Molina).
  */
-export async function measureTruth(web: TestWeb, manager: Manager, storage: Storage, channels: { id: string; site: string }[], simNow: number): Promise<TruthSnapshot> {
+export async function measureTruth(web: TestWeb, api: ManagerApi, channels: { id: string; site: string }[], simNow: number): Promise<TruthSnapshot> {
   const byGroup = new Map<number, GroupTruth>();
-  for (const c of channels) {
-    let group: number;
-    try {
-      group = (await manager.getChannel(c.id)).group;
-    } catch {
-      continue; // deleted from the dashboard meanwhile
-    }
-    const g = byGroup.get(group) ?? { group, pages: 0, stored: 0, fresh: 0, ageSumMin: 0 };
-    byGroup.set(group, g);
-    const site = web.site(c.site);
-    const latest = await storage.latest(c.id, { limit: 1000 });
+  const views = await Promise.all(
+    channels.map(async (c) => {
+      try {
+        const [ch, latest] = await Promise.all([api.channel(c.id), api.content(c.id)]);
+        return { site: c.site, group: ch.group, latest };
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) return null; // deleted from the dashboard meanwhile
+        throw err;
+      }
+    }),
+  );
+  for (const v of views) {
+    if (v === null) continue;
+    const g = byGroup.get(v.group) ?? { group: v.group, pages: 0, stored: 0, fresh: 0, ageSumMin: 0 };
+    byGroup.set(v.group, g);
+    const site = web.site(v.site);
     const have = new Map<number, number>();
-    for (const p of latest) {
+    for (const p of v.latest) {
       const i = pageIndex(p.url);
-      const v = storedVersion(p.title);
-      if (i !== null && v !== null) have.set(i, v);
+      const ver = storedVersion(p.title);
+      if (i !== null && ver !== null) have.set(i, ver);
     }
     for (let i = 0; i < site.spec.pages; i++) {
       g.pages++;
-      const v = have.get(i);
-      if (v === undefined) continue;
+      const ver = have.get(i);
+      if (ver === undefined) continue;
       g.stored++;
       const changes = site.changeTimes(i, simNow);
-      if (changes.length <= v) g.fresh++;
-      else g.ageSumMin += (simNow - changes[v]!) / MINUTE;
+      if (changes.length <= ver) g.fresh++;
+      else g.ageSumMin += (simNow - changes[ver]!) / MINUTE;
     }
   }
   return { at: simNow, groups: [...byGroup.values()].sort((a, b) => a.group - b.group) };
