@@ -55,7 +55,7 @@ export interface ServeFlags {
   tick: number;
   routeConcurrency: number;
   logLevel: string;
-  /** Dashboard time-series sample period, ms (default 5000). */
+  /** Dashboard time-series sample period, ms (default 5000, compressed by the time scale down to 1000). */
   dashboardSampleMs?: number;
   /** Compress every manager duration by this factor (demos and test networks; 1 = real time). */
   timeScale?: number;
@@ -111,7 +111,7 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       ...(flags.lan ? { inboundConnectionThreshold: 1000 } : {}),
       log,
     });
-    const sampler = new Sampler(manager, node, flags.dashboardSampleMs ?? 5000);
+    const sampler = new Sampler(manager, node, flags.dashboardSampleMs ?? Math.max(1000, 5000 / (flags.timeScale ?? 1)));
     const auth = await resolveApiAuth(flags);
     api = await startApi({ manager, storage, node, sampler }, { port: flags.httpPort, host: flags.httpHost, auth, allowedHosts: flags.allowedHost ?? [] });
     sampler.start();
