@@ -15,7 +15,7 @@ import { fromWireCoord, toWireCoord } from '../dht/peers.js';
 import { checkHandoverChain, type Handover, type WireCoord } from '../dht/signing.js';
 import { createRng, deriveSeed } from '../rng.js';
 import { changeIntervalOf, chooseGroup, estimateChangeRate, type VisitObservation } from './estimator.js';
-import type { KnownEntry, Manager, TaskRecord } from './manager.js';
+import { channelOfTask, type KnownEntry, type Manager, type TaskRecord } from './manager.js';
 import { HISTORY_KEEP, type Channel, type RecrawlHistoryRecord } from './model.js';
 import { resultSchema, SUCCESS_STATUSES, type UploadedResult } from './result-schema.js';
 import { DATA_INTER_DIGESTS, DATA_INTER_SEEDS, DATA_KNOWN, MINUTE } from './scheduler.js';
@@ -119,13 +119,10 @@ export class Storage {
       throw new UploadRefused('orderId and result.taskId differ');
     }
     // Serialise per channel (parts of one task, and operator edits of the channel);
-    // the reads run outside the global lock, which is held only to commit.
-    const known = (await m.activeTask(r.taskId)) ?? (await m.store.get<TaskRecord>(K.task(r.taskId)));
-    if (known === undefined) {
-      m.counters.uploadsRefused++;
-      throw new UploadRefused(`unknown task ${r.taskId}`);
-    }
-    const res = await m.channelLocks.run(known.channel, () => this.apply(msg, r, from));
+    // the reads run outside the global lock, which is held only to commit. A task
+    // id names its channel, so the task record is read once, under the lock (an
+    // unknown task is refused there).
+    const res = await m.channelLocks.run(channelOfTask(r.taskId), () => this.apply(msg, r, from));
     if (this.warc !== null && res.warc.length > 0) {
       // The WARC file is an export (the batch above is the source of truth): the
       // acknowledgement waits for it only when the exporter falls behind.
@@ -217,7 +214,11 @@ export class Storage {
     // Reads the final part needs, outside the global lock (this channel is locked).
     const hadUpdate = m.sched.has(ch.id) && m.sched.channel(ch.id).lastUpdate !== null;
     const history = success && hadUpdate ? ((await store.get<RecrawlHistoryRecord[]>(K.history(ch.id))) ?? []) : [];
-    const stored = success ? await store.range<PageLatest>(K.pageLatestPrefix(ch.id)) : [];
+    // The channel's other stored pages matter to the known list (finish) unless the
+    // crawl is complete and this is its only part: then the known pages are exactly
+    // the ones this part saw, and the scan of the channel's pl! range is skipped.
+    const onlyPart = (t0.applied ?? []).length === 0;
+    const stored = success && !(r.status === 'completed' && onlyPart) ? await store.range<PageLatest>(K.pageLatestPrefix(ch.id)) : [];
 
     return m.lock.run(async () => {
       // Whether the task is still in flight (an overdue check may have failed it meanwhile;

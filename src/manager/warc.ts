@@ -11,18 +11,35 @@ import { once } from 'node:events';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { WARCRecord, WARCSerializer } from 'warcio';
 import { USER_AGENT } from '../crawler/limits.js';
-
-const gzipAsync = promisify(gzip);
 
 export interface WarcPage {
   url: string;
   fetchedAt: number;
-  text: string;
+  /** The page text, or its UTF-8 bytes when the caller already has them (the
+   * storage module encodes each text once, for LevelDB and for this file). */
+  text: string | Uint8Array;
   meta: Record<string, unknown>;
+}
+
+/** `lastModified` → `Volcrawl-Last-Modified`. Metadata keys are a small fixed set
+ * (a page version's fields), so the names are derived once, not per record. */
+const fieldNames = new Map<string, string>();
+function fieldName(key: string): string {
+  let name = fieldNames.get(key);
+  if (name === undefined) {
+    name = `Volcrawl-${key.replace(/[A-Z]/g, (c) => '-' + c).replace(/^./, (c) => c.toUpperCase())}`;
+    if (fieldNames.size < 256) fieldNames.set(key, name);
+  }
+  return name;
+}
+
+/** A header value on one line (a title or ETag may hold a line break), bounded. */
+function fieldValue(v: unknown): string {
+  const text = String(v);
+  return (/[\r\n]/.test(text) ? text.replace(/[\r\n]+/g, ' ') : text).slice(0, 1000);
 }
 
 export class WarcExporter {
@@ -44,6 +61,8 @@ export class WarcExporter {
     this.stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   }
 
+  /** Appends one or more whole records; a new file is started once `maxBytes` is
+   * reached (checked between writes, so a file may exceed it by one append). */
   private async write(buf: Uint8Array): Promise<void> {
     if (this.out === null || this.bytes >= this.maxBytes) {
       if (this.out !== null) {
@@ -63,35 +82,36 @@ export class WarcExporter {
     if (!this.out.write(buf)) await once(this.out, 'drain');
   }
 
-  /** One gzip member per record (as WARC.gz requires). The block digest is computed
-   * here with node:crypto and set on the record, so warcio does not hash again;
-   * compression runs on libuv's thread pool. */
+  /** One record as its own gzip member (as WARC.gz requires). The block digest is
+   * computed here with node:crypto and set on the record, so warcio does not hash
+   * again. Compression is synchronous at level 1: for a 20 KB page zlib's async
+   * API (a Transform stream and two thread-pool round trips per record) cost
+   * about 100 µs of CPU more than the compression itself (docs/manager.md). */
   private async record(p: WarcPage): Promise<Uint8Array> {
-    const body = new TextEncoder().encode(p.text);
+    const body = typeof p.text === 'string' ? Buffer.from(p.text, 'utf8') : p.text;
     const digest = 'sha256:' + createHash('sha256').update(body).digest('hex');
     const headers: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8', 'WARC-Block-Digest': digest, 'WARC-Payload-Digest': digest };
     // The crawl metadata rides along as extension fields (WARC 1.1 §5: other named fields may be used).
-    for (const [k, v] of Object.entries(p.meta)) {
-      if (v === undefined || v === null) continue;
-      const text = String(v).replace(/[\r\n]+/g, ' ').slice(0, 1000);
-      headers[`Volcrawl-${k.replace(/[A-Z]/g, (c) => '-' + c).replace(/^./, (c) => c.toUpperCase())}`] = text;
+    for (const k in p.meta) {
+      const v = p.meta[k];
+      if (v !== undefined && v !== null) headers[fieldName(k)] = fieldValue(v);
     }
     const rec = WARCRecord.create({ url: p.url, date: new Date(p.fetchedAt).toISOString(), type: 'conversion', warcVersion: 'WARC/1.1', warcHeaders: headers }, [body]);
     const raw = await WARCSerializer.serialize(rec, { gzip: false });
-    return gzipAsync(raw, { level: 1 });
+    return gzipSync(raw, { level: 1 });
   }
 
-  /** Appends pages (serialised; safe to call concurrently). */
+  /** Appends pages in call order (safe to call concurrently). The work runs in
+   * the export chain, after the caller's acknowledgement, and the records of one
+   * call go to the file in one write. */
   append(pages: WarcPage[]): Promise<void> {
-    // Compress in parallel, write in order.
     this.backlog += pages.length;
-    const bufs = Promise.all(pages.map((p) => this.record(p)));
     const job = this.chain.then(async () => {
       try {
-        for (const b of await bufs) {
-          await this.write(b);
-          this.records += 1;
-        }
+        const members: Uint8Array[] = [];
+        for (const p of pages) members.push(await this.record(p));
+        if (members.length > 0) await this.write(members.length === 1 ? members[0]! : Buffer.concat(members));
+        this.records += pages.length;
       } finally {
         this.backlog -= pages.length;
       }
