@@ -119,13 +119,21 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
     let timer: ReturnType<typeof setTimeout> | undefined;
     let loop: Promise<void> = Promise.resolve();
     const n = node;
+    let waitingForCrawlers = false;
     const step = async () => {
       const room = flags.routeConcurrency * 4 - manager.dispatchingCount;
       await manager.failOverdue();
       await manager.maybeReassign();
-      if (room > 0) {
+      // With no volunteer in sight (first start, or everyone left) a task could
+      // only fail at once: due channels wait instead of counting failures.
+      const crawlers = n.crawlers().length;
+      if (crawlers === 0 !== waitingForCrawlers) {
+        waitingForCrawlers = crawlers === 0;
+        log.info({ crawlers }, waitingForCrawlers ? 'no volunteer online: due channels wait' : 'volunteers online: issuing tasks');
+      }
+      if (room > 0 && !waitingForCrawlers) {
         const issued = await manager.issueDue(room);
-        if (issued.length > 0) log.info({ issued: issued.length, crawlers: n.crawlers().length }, 'tasks issued');
+        if (issued.length > 0) log.info({ issued: issued.length, crawlers }, 'tasks issued');
       }
     };
     const schedule = () => {

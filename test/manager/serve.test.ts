@@ -1,9 +1,11 @@
 // `dht-manager serve` as a process: prints the join command, answers the API,
-// stops on SIGTERM with exit 0 and releases the database.
+// holds due channels while no volunteer is online, stops on SIGTERM with exit 0
+// and releases the database.
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { tempDir } from './helpers.js';
+import { waitFor } from '../net/harness.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const cleanups: (() => void)[] = [];
@@ -15,7 +17,7 @@ describe('dht-manager serve', () => {
   it('prints the volunteer join command, serves the API, and stops gracefully', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const child = spawn(process.execPath, ['bin/dht-manager.js', 'serve', '--data-dir', t.dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--http-port', '0', '--lan', '--strategy', 'icr', '--log-level', 'warn'], {
+    const child = spawn(process.execPath, ['bin/dht-manager.js', 'serve', '--data-dir', t.dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--http-port', '0', '--lan', '--strategy', 'icr', '--tick', '10', '--log-level', 'warn'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -37,6 +39,13 @@ describe('dht-manager serve', () => {
     expect(status.rateCap).toBe(2);
     const add = await fetch(`${api}/api/channels`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://svc.test/' }) });
     expect(add.status).toBe(201);
+    // No volunteer has joined: the due channel waits instead of failing task after task.
+    type Status = { tasks: { queued: number }; counters: { tasksIssued: number; tasksFailed: number } };
+    const st = async () => (await (await fetch(`${api}/api/status`)).json()) as Status;
+    await waitFor(async () => (await st()).tasks.queued === 1, 30_000, 'the channel to be due');
+    await new Promise((r) => setTimeout(r, 500)); // 50 scheduler steps at --tick 10
+    expect((await st()).counters).toMatchObject({ tasksIssued: 0, tasksFailed: 0 });
+    expect((await st()).tasks.queued).toBe(1);
     const code = await new Promise<number | null>((done) => {
       child.once('exit', (c) => done(c));
       child.kill('SIGTERM');
@@ -51,7 +60,7 @@ describe('dht-manager serve', () => {
   it('--help lists the flags; bad flags are usage errors', () => {
     const h = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--help'], { cwd: root, encoding: 'utf8' });
     expect(h.status).toBe(0);
-    for (const f of ['--data-dir', '--listen', '--http-port', '--strategy', '--rate-cap']) expect(h.stdout).toContain(f);
+    for (const f of ['--data-dir', '--listen', '--http-port', '--strategy', '--rate-cap', '--time-scale']) expect(h.stdout).toContain(f);
     const bad = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--strategy', 'fastest'], { cwd: root, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/must be one of fixed, iir, icr/);
