@@ -157,17 +157,9 @@ export class CoordIndex implements Router {
                 s += t * t;
               }
               const dist = Math.sqrt(s) + ch[c]!;
-              if (m < k) {
-                let p = m++;
-                while (p > 0 && (cd[p - 1]! > dist || (cd[p - 1] === dist && cc[p - 1]! > c))) {
-                  cd[p] = cd[p - 1]!;
-                  cc[p] = cc[p - 1]!;
-                  p--;
-                }
-                cd[p] = dist;
-                cc[p] = c;
-              } else if (dist < cd[m - 1]! || (dist === cd[m - 1] && c < cc[m - 1]!)) {
-                let p = m - 1;
+              // Insertion into the sorted top k: grow while it is short, else replace the worst.
+              if (m < k || dist < cd[m - 1]! || (dist === cd[m - 1] && c < cc[m - 1]!)) {
+                let p = m < k ? m++ : m - 1;
                 while (p > 0 && (cd[p - 1]! > dist || (cd[p - 1] === dist && cc[p - 1]! > c))) {
                   cd[p] = cd[p - 1]!;
                   cc[p] = cc[p - 1]!;
