@@ -446,6 +446,15 @@ class TaskThread {
     const body = r.body ?? Buffer.alloc(0);
     if (this.opts.onResponse) await this.opts.onResponse({ url: url.href, status: s, headers: r.headers, body, fetchedAt });
     const digest = sha1_32(body);
+    const validators = pickValidators(r.headers, undefined);
+    if (known?.digest === digest) {
+      // The same body as last time at this URL: like a 304, its links are the
+      // ones found last time, so it is neither parsed nor uploaded.
+      this.addValidator({ url: startUrl, depth, digest, ...validators });
+      this.stats.pagesUnchanged++;
+      this.count('unchanged');
+      return;
+    }
     const decoded = decodeBody(body, r.headers['content-type']);
     if (decoded.fallback) this.count('charset-fallback');
     const page = parseHtml(decoded.text, url, {
@@ -463,8 +472,7 @@ class TaskThread {
         this.consider(l.url, depth + 1, false, l.parsed);
       }
     }
-    const unchanged = this.pageSeen.has(digest) || known?.digest === digest;
-    const validators = pickValidators(r.headers, undefined);
+    const unchanged = this.pageSeen.has(digest);
     this.addValidator({ url: startUrl, depth, digest, ...validators });
     if (unchanged) {
       this.stats.pagesUnchanged++;

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DigestSet, sha1_32 } from '../../src/crawler/hash.js';
-import { decodeBody, parseHtml } from '../../src/crawler/html.js';
+import { Parser, Tokenizer } from 'htmlparser2';
+import { collapseWhitespace, decodeBody, parseHtml } from '../../src/crawler/html.js';
+import { FastTokenizer } from '../../src/crawler/tokenizer.js';
 import { isPrivateAddress } from '../../src/crawler/safety.js';
 import { UrlSeen } from '../../src/crawler/urlseen.js';
 import { UrlTodo } from '../../src/crawler/urltodo.js';
@@ -99,6 +101,41 @@ describe('HTML extraction', () => {
     expect(p.text).toContain('text here');
     expect(p.text).not.toContain('no.html');
   });
+  it('tokenizes exactly like htmlparser2 with the native fast-forward', () => {
+    const docs = [
+      '<!DOCTYPE html><html><head><title>a &amp; b</title><style>p > a { x: "<" }</style><script>if (a < b && c > d) x = "</scr" + "ipt>";</script></head>',
+      '<body><!-- a comment with <tags> and -- dashes --><p class="x" data-y=\'q"uo>te\' z=unquoted>text &lt; more</p><![CDATA[ raw <b> ]]><?pi stuff?>',
+      '<title>mal<formed</head><body><p><b><i>unclosed <a href="/bad/404">still a link<div></span></p></a><a href=/bad/500 >unquoted</a><<<>>><a href="',
+      '<textarea>keep <b>this</b></textarea><noscript><a href="n.html">n</a></noscript><svg><a href="s.html"/></svg>text\n\twith\u00a0odd   space',
+      'no tags at all, just text that never ends',
+    ];
+    const events = (html: string, tokenizer: typeof Tokenizer): unknown[] => {
+      const out: unknown[] = [];
+      const p = new Parser(
+        {
+          onopentag: (n, a) => out.push(['open', n, a]),
+          onclosetag: (n, implied) => out.push(['close', n, implied]),
+          ontext: (t) => out.push(['text', t]),
+          oncomment: (t) => out.push(['comment', t]),
+          oncdatastart: () => out.push(['cdata']),
+          onprocessinginstruction: (n, d) => out.push(['pi', n, d]),
+        },
+        { decodeEntities: false, lowerCaseTags: true, lowerCaseAttributeNames: true, Tokenizer: tokenizer },
+      );
+      // Also across chunk boundaries (the tokenizer's offset is then non-zero).
+      for (let i = 0; i < html.length; i += 37) p.write(html.slice(i, i + 37));
+      p.end();
+      return out;
+    };
+    for (const d of [...docs, docs.join('')]) expect(events(d, FastTokenizer)).toEqual(events(d, Tokenizer));
+  });
+
+  it('collapses whitespace like a /\\s+/ replace over ASCII and no-break spaces', () => {
+    for (const s of ['', ' ', 'a', ' a', 'a ', 'a b', 'a  b', 'a\tb', 'a\n\n b', '\u00a0a\u00a0', 'a \r\n b  ', 'clean text with single spaces']) {
+      expect(collapseWhitespace(s)).toBe(s.replace(/[\t\n\r\f\v \u00a0]+/g, ' ').trim());
+    }
+  });
+
   it('honours meta robots', () => {
     const p = parseHtml('<meta name="robots" content="noindex,nofollow"><a href="/x">x</a>', new URL('http://x.test/'));
     expect(p.noindex).toBe(true);

@@ -176,6 +176,24 @@ describe('recrawl', () => {
     expect(sink2.validators().length).toBe(site.spec.pages);
   });
 
+  it('skips parsing a known page whose body has its known digest, and still fetches every known page', async () => {
+    const site = web.site('noetag');
+    const sink = new CollectSink();
+    await runTask(siteTask(site), sink, { allowPrivate: true });
+    // Digests only (no validators): every page answers 200 with the same body.
+    const known = sink.validators().map(({ url, depth, digest }) => ({ url, depth, digest }));
+    const sink2 = new CollectSink();
+    const out = await runTask(siteTask(site, { known }), sink2, { allowPrivate: true });
+    expect(out.stats.pagesFetched).toBe(site.spec.pages);
+    expect(out.stats.pagesNotModified).toBe(0);
+    expect(out.stats.pagesUnchanged).toBe(site.spec.pages);
+    expect(sink2.pages()).toEqual([]);
+    expect(sink2.validators().map((v) => v.digest).sort()).toEqual(known.map((k) => k.digest).sort());
+    // No links were taken from the unchanged pages: nothing beyond the known pages was discovered.
+    expect(out.outcomes['robots-disallowed'] ?? 0).toBe(0);
+    expect(out.outcomes.nofollow ?? 0).toBe(0);
+  });
+
   it('uses conditional GET (304) for known validators, and uploads only what changed', async () => {
     const site = web.site('changing');
     const sink = new CollectSink();
