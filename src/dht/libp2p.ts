@@ -74,3 +74,36 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
     },
   });
 }
+
+/** Stops a stack and ignores the error a second stop (or a stack that never
+ * fully started) raises: stopping is the last step of every shutdown path, and
+ * there is nothing left to release when it fails. */
+export async function stopLibp2pQuietly(libp2p: VolcrawlLibp2p): Promise<void> {
+  await Promise.resolve(libp2p.stop()).catch(() => undefined);
+}
+
+/** How to put a peer (the manager's or a volunteer's node) on a libp2p stack. */
+export interface Libp2pPeerSetup<P> {
+  /** Builds the peer's services on the running stack. */
+  build(libp2p: VolcrawlLibp2p): P;
+  /** Starts the peer's services, in order. */
+  start(peer: P): Promise<void>;
+  /** Undoes a failed `start` (default: stop the stack). */
+  abandon?(peer: P): Promise<void>;
+}
+
+/** Creates the stack from the Libp2pOptions fields of `opts` (a node's options
+ * may carry more; only these are read), builds the peer on it and starts it.
+ * If a service fails to start the peer is abandoned before the error is
+ * rethrown, so a half-started peer does not keep its sockets and DHT timers. */
+export async function startLibp2pPeer<P>(opts: Libp2pOptions, setup: Libp2pPeerSetup<P>): Promise<P> {
+  const libp2p = await createVolcrawlLibp2p(opts);
+  const peer = setup.build(libp2p);
+  try {
+    await setup.start(peer);
+  } catch (err) {
+    await (setup.abandon !== undefined ? setup.abandon(peer) : stopLibp2pQuietly(libp2p));
+    throw err;
+  }
+  return peer;
+}

@@ -5,8 +5,7 @@
 // UploadReceiver: size-bounded, rate-limited, sender checked) into the storage
 // module.
 import type { Logger } from 'pino';
-import type { PrivateKey } from '@libp2p/interface';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { startLibp2pPeer, stopLibp2pQuietly, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { CoordService } from '../dht/coord-protocol.js';
 import { PeerTable, type PeerState } from '../dht/peers.js';
 import { Router } from '../dht/router.js';
@@ -16,16 +15,13 @@ import { createRng, deriveSeed } from '../rng.js';
 import type { DispatchResult, IssuedTask, Manager } from './manager.js';
 import type { Storage } from './storage.js';
 
-export interface ManagerNodeOptions {
-  privateKey: PrivateKey;
+/** The libp2p options the manager takes; its connection limit and timeouts
+ * stay at createVolcrawlLibp2p's defaults. */
+type ManagerLibp2pOptions = Pick<Libp2pOptions, 'privateKey' | 'listen' | 'announce' | 'allowPrivateAddrs' | 'providerTtlMs' | 'inboundConnectionThreshold'>;
+
+export interface ManagerNodeOptions extends ManagerLibp2pOptions {
   manager: Manager;
   storage: Storage;
-  listen?: string[];
-  announce?: string[];
-  /** Keep loopback/private addresses in the DHT (LAN and test networks). */
-  allowPrivateAddrs?: boolean;
-  providerTtlMs?: number;
-  inboundConnectionThreshold?: number;
   /** Orders being signed and routed at once. */
   routeConcurrency?: number;
   routerCacheTtlMs?: number;
@@ -64,22 +60,13 @@ export class ManagerNode {
   }
 
   static async start(o: ManagerNodeOptions): Promise<ManagerNode> {
-    const libp2p = await createVolcrawlLibp2p({
-      privateKey: o.privateKey,
-      listen: o.listen,
-      announce: o.announce,
-      allowPrivateAddrs: o.allowPrivateAddrs,
-      providerTtlMs: o.providerTtlMs,
-      inboundConnectionThreshold: o.inboundConnectionThreshold,
+    const node = await startLibp2pPeer(o, {
+      build: (libp2p) => new ManagerNode(libp2p, o),
+      start: async (n) => {
+        await n.coords.start();
+        await n.receiver.start();
+      },
     });
-    const node = new ManagerNode(libp2p, o);
-    try {
-      await node.coords.start();
-      await node.receiver.start();
-    } catch (err) {
-      await Promise.resolve(libp2p.stop()).catch(() => undefined);
-      throw err;
-    }
     o.manager.dispatch = (t) => node.dispatch(t);
     return node;
   }
@@ -147,6 +134,6 @@ export class ManagerNode {
     this.o.manager.dispatch = null;
     await this.receiver.stop().catch(() => undefined);
     await this.coords.stop().catch(() => undefined);
-    await Promise.resolve(this.libp2p.stop()).catch(() => undefined);
+    await stopLibp2pQuietly(this.libp2p);
   }
 }

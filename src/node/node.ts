@@ -3,14 +3,13 @@
 // (src/crawler's TaskManager), result uploads, a status snapshot and graceful
 // shutdown with task migration.
 import type { Logger } from 'pino';
-import type { PrivateKey } from '@libp2p/interface';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { VivaldiNode, type VivaldiOptions } from '../coords/index.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
 import { parseTask } from '../crawler/task.js';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { startLibp2pPeer, stopLibp2pQuietly, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { PeerTable, toWireCoord } from '../dht/peers.js';
 import { CoordService } from '../dht/coord-protocol.js';
 import { Announcer } from '../dht/announce.js';
@@ -54,16 +53,12 @@ export function parseBootstrap(addrs: string[]): Multiaddr[] {
   });
 }
 
-export interface VolunteerNodeOptions {
-  privateKey: PrivateKey;
+/** Every libp2p option, and the volunteer's own; `privateKey` also signs task hand-overs. */
+export interface VolunteerNodeOptions extends Libp2pOptions {
   /** The manager's peer id: only orders it signed are run. */
   manager: string;
   createRunner: (sink: ResultSink) => TaskRunner;
-  listen?: string[];
-  announce?: string[];
   bootstrap?: string[];
-  /** Keep private/loopback addresses in the DHT (LAN, tests). */
-  allowPrivateAddrs?: boolean;
   seed?: number;
   vivaldi?: Partial<VivaldiOptions>;
   /** Test hook: delay before answering a coordinate probe from `remote`. */
@@ -72,7 +67,6 @@ export interface VolunteerNodeOptions {
   coordFanout?: number;
   /** RTT samples per peer whose minimum feeds Vivaldi (default 4). */
   coordMinWindow?: number;
-  providerTtlMs?: number;
   announceCheckMs?: number;
   /** Announce once the Vivaldi error estimate is below this. */
   announceMaxError?: number;
@@ -85,12 +79,6 @@ export interface VolunteerNodeOptions {
   taskRateLimit?: RateLimitOptions;
   routerCacheTtlMs?: number;
   bootstrapTimeoutMs?: number;
-  /** Inbound connections per second from one IP (see Libp2pOptions). */
-  inboundConnectionThreshold?: number;
-  maxConnections?: number;
-  dialTimeoutMs?: number;
-  /** See Libp2pOptions.timeoutScale. */
-  timeoutScale?: number;
   log: Logger;
 }
 
@@ -202,28 +190,18 @@ export class VolunteerNode {
    * bootstrap peer can be reached (the node is stopped again first). */
   static async start(o: VolunteerNodeOptions): Promise<VolunteerNode> {
     const boot = parseBootstrap(o.bootstrap ?? []);
-    const libp2p = await createVolcrawlLibp2p({
-      privateKey: o.privateKey,
-      listen: o.listen,
-      announce: o.announce,
-      allowPrivateAddrs: o.allowPrivateAddrs,
-      providerTtlMs: o.providerTtlMs,
-      inboundConnectionThreshold: o.inboundConnectionThreshold,
-      maxConnections: o.maxConnections,
-      dialTimeoutMs: o.dialTimeoutMs,
-      timeoutScale: o.timeoutScale,
+    const node = await startLibp2pPeer(o, {
+      build: (libp2p) => new VolunteerNode(libp2p, o),
+      start: async (n) => {
+        await n.coords.start();
+        await n.receiver.start();
+        if (boot.length > 0) await n.bootstrap(boot);
+        n.announcer.start();
+      },
+      // A volunteer also has its runner and announcements to stop.
+      abandon: (n) => n.kill(),
     });
-    const node = new VolunteerNode(libp2p, o);
-    try {
-      await node.coords.start();
-      await node.receiver.start();
-      if (boot.length > 0) await node.bootstrap(boot);
-      node.announcer.start();
-    } catch (err) {
-      await node.kill();
-      throw err;
-    }
-    o.log.info({ peerId: libp2p.peerId.toString(), addrs: libp2p.getMultiaddrs().map(String) }, 'node started');
+    o.log.info({ peerId: node.peerId, addrs: node.multiaddrs() }, 'node started');
     return node;
   }
 
@@ -385,11 +363,7 @@ export class VolunteerNode {
     await this.coords.stop().catch(() => undefined);
     await this.announcer.withdraw().catch(() => undefined);
     await this.runner.close().catch(() => undefined);
-    try {
-      await this.libp2p.stop();
-    } catch {
-      /* already stopped */
-    }
+    await stopLibp2pQuietly(this.libp2p);
   }
 }
 
