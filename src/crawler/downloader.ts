@@ -3,7 +3,7 @@
 // refuses private addresses, bounded bodies, and every failure mapped to an
 // Outcome instead of an exception.
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
-import { Client, errors as undiciErrors } from 'undici';
+import { Client, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { TokenBucket } from './bandwidth.js';
 import type { CrawlLimits } from './limits.js';
 import { checkLiteralHost, PrivateAddressError, safeLookup } from './safety.js';
@@ -31,18 +31,21 @@ export interface FetchErr {
 export type FetchResult = FetchOk | FetchErr;
 
 export interface GetOptions {
-  headers?: Record<string, string>;
+  /** Extra request headers as [name, value, name, value, ...] (undici's flat form: no object to build per request). */
+  headers?: string[];
   /** Decide from status and headers whether to read the body. Returns an Outcome to skip it. */
   accept?: (status: number, headers: Record<string, string>) => Outcome | null;
   /** Stop at the cap and keep what was read (robots.txt) instead of failing. */
   truncate?: boolean;
   maxBytes?: number;
-  signal?: AbortSignal;
 }
 
 function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  for (const k in h) {
+    const v = h[k];
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
   return out;
 }
 
@@ -59,9 +62,17 @@ export function classifyError(err: unknown): { outcome: Outcome; detail: string 
   return { outcome: 'connection-error', detail };
 }
 
+/** Bytes of an unwanted body (redirect, 304, non-HTML...) read and dropped to keep the connection; beyond this it is closed. */
+const DISCARD_LIMIT = 64 * 1024;
+
+const aborted = (): FetchErr => ({ ok: false, outcome: 'connection-error', detail: 'UND_ERR_ABORTED: request aborted' });
+
 export class Downloader {
   private readonly client: Client;
   readonly origin: string;
+  private readonly baseHeaders: string[];
+  /** Requests in flight (one at a time on this connection), ended at once when the signal aborts: one listener, not one per request. */
+  private active: GetHandler[] = [];
   private closed = false;
   requests = 0;
   wireBytes = 0;
@@ -69,9 +80,16 @@ export class Downloader {
 
   constructor(
     origin: string,
-    private readonly opts: { allowPrivate: boolean; userAgent: string; limits: CrawlLimits; bandwidth?: TokenBucket },
+    private readonly opts: { allowPrivate: boolean; userAgent: string; limits: CrawlLimits; bandwidth?: TokenBucket; signal?: AbortSignal },
   ) {
     this.origin = origin;
+    opts.signal?.addEventListener(
+      'abort',
+      () => {
+        for (const h of this.active.slice()) h.abort();
+      },
+      { once: true },
+    );
     const l = opts.limits;
     this.client = new Client(origin, {
       pipelining: 1,
@@ -81,6 +99,7 @@ export class Downloader {
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
     });
+    this.baseHeaders = ['user-agent', opts.userAgent, 'accept', 'text/html,application/xhtml+xml;q=0.9,text/plain;q=0.5,*/*;q=0.1', 'accept-encoding', 'gzip, deflate, br'];
   }
 
   /** GET a path on this origin. Never throws for network/HTTP problems. */
@@ -91,95 +110,41 @@ export class Downloader {
     } catch (err) {
       return { ok: false, ...classifyError(err) };
     }
-    const l = this.opts.limits;
-    const maxBytes = o.maxBytes ?? l.maxBodyBytes;
-    // Headers are bounded by undici's headersTimeout; the whole body by a timer armed below.
-    const signal = o.signal;
-    const t0 = performance.now();
+    if (this.opts.signal?.aborted) return aborted();
     this.requests++;
-    let res: Awaited<ReturnType<Client['request']>>;
-    try {
-      res = await this.client.request({
-        path: url.pathname + url.search,
-        method: 'GET',
-        headers: {
-          'user-agent': this.opts.userAgent,
-          accept: 'text/html,application/xhtml+xml;q=0.9,text/plain;q=0.5,*/*;q=0.1',
-          'accept-encoding': 'gzip, deflate, br',
-          ...o.headers,
-        },
-        ...(signal ? { signal } : {}),
-      });
-    } catch (err) {
-      return { ok: false, ...classifyError(err) };
-    }
-    const ttfbMs = performance.now() - t0;
-    if (this.minTtfbMs === null || ttfbMs < this.minTtfbMs) this.minTtfbMs = ttfbMs;
-    const headers = flatHeaders(res.headers);
-    const status = res.statusCode;
-    const skip = o.accept?.(status, headers) ?? null;
-    if (skip !== null || status === 204 || status === 304 || (status >= 300 && status < 400)) {
-      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-      return { ok: true, status, headers, body: null, ...(skip ? { skipped: skip } : {}), truncated: false, wireBytes: 0, ttfbMs };
-    }
-    const declared = Number(headers['content-length']);
-    if (!o.truncate && Number.isFinite(declared) && declared > maxBytes) {
-      res.body.destroy();
-      return { ok: true, status, headers, body: null, skipped: 'too-large', truncated: false, wireBytes: 0, ttfbMs };
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let truncated = false;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      res.body.destroy();
-    }, Math.max(1, l.requestTimeoutMs - (performance.now() - t0)));
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        total += chunk.length;
-        this.wireBytes += chunk.length;
-        if (this.opts.bandwidth) await this.opts.bandwidth.take(chunk.length, signal);
-        if (total > maxBytes) {
-          if (o.truncate) {
-            chunks.push(chunk.subarray(0, chunk.length - (total - maxBytes)));
-            truncated = true;
-          }
-          res.body.destroy();
-          break;
-        }
-        chunks.push(chunk);
-      }
-    } catch (err) {
-      res.body.destroy();
-      if (timedOut) return { ok: false, outcome: 'body-timeout', detail: `request exceeded ${l.requestTimeoutMs} ms` };
-      return { ok: false, ...classifyError(err) };
-    } finally {
-      clearTimeout(timer);
-    }
-    if (timedOut) return { ok: false, outcome: 'body-timeout', detail: `request exceeded ${l.requestTimeoutMs} ms` };
-    if (total > maxBytes && !o.truncate) return { ok: true, status, headers, body: null, skipped: 'too-large', truncated: false, wireBytes: total, ttfbMs };
-    let body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-    const enc = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (enc !== 'identity' && enc !== '' && body.length > 0) {
-      const zo = { maxOutputLength: l.maxDecodedBytes };
-      try {
-        if (enc === 'gzip' || enc === 'x-gzip') body = gunzipSync(body, zo);
-        else if (enc === 'br') body = brotliDecompressSync(body, zo);
-        else if (enc === 'deflate') {
-          try {
-            body = inflateSync(body, zo);
-          } catch (err) {
-            if (err instanceof RangeError) throw err;
-            body = inflateRawSync(body, zo);
-          }
-        } else return { ok: true, status, headers, body: null, skipped: 'bad-encoding', truncated, wireBytes: total, ttfbMs };
-      } catch (err) {
-        const tooBig = err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-        return { ok: true, status, headers, body: null, skipped: tooBig ? 'decompressed-too-large' : 'bad-encoding', truncated, wireBytes: total, ttfbMs };
-      }
-    }
-    return { ok: true, status, headers, body, truncated, wireBytes: total, ttfbMs };
+    const got = await new Promise<Received>((resolve) => {
+      const handler = new GetHandler(this, o, resolve);
+      this.client.dispatch({ path: url.pathname + url.search, method: 'GET', headers: o.headers?.length ? [...this.baseHeaders, ...o.headers] : this.baseHeaders }, handler);
+    });
+    return got.kind === 'done' ? got.result : decodeContent(got, this.opts.limits.maxDecodedBytes);
+  }
+
+  /** Called by a request's handler when the headers arrive. */
+  noteTtfb(ms: number): void {
+    if (this.minTtfbMs === null || ms < this.minTtfbMs) this.minTtfbMs = ms;
+  }
+
+  /** Called by a request's handler for every body chunk. */
+  noteBytes(n: number): void {
+    this.wireBytes += n;
+  }
+
+  get bandwidth(): TokenBucket | undefined {
+    return this.opts.bandwidth;
+  }
+
+  get signal(): AbortSignal | undefined {
+    return this.opts.signal;
+  }
+
+  /** A request's handler registers while it is in flight. */
+  track(h: GetHandler, inFlight: boolean): void {
+    if (inFlight) this.active.push(h);
+    else this.active = this.active.filter((x) => x !== h);
+  }
+
+  get limits(): CrawlLimits {
+    return this.opts.limits;
   }
 
   async close(): Promise<void> {
@@ -187,4 +152,165 @@ export class Downloader {
     this.closed = true;
     await this.client.destroy().catch(() => undefined);
   }
+}
+
+/** What a request's handler hands back: a finished result, or a whole body still to decode. */
+type Received =
+  | { kind: 'done'; result: FetchResult }
+  | { kind: 'body'; status: number; headers: Record<string, string>; chunks: Buffer[]; truncated: boolean; wireBytes: number; ttfbMs: number };
+
+/**
+ * One GET on undici's dispatch API: no response stream or promise per
+ * request, and an unwanted body (304, redirect, non-HTML) is dropped as it
+ * arrives. Bounds: Content-Length and the bytes read against maxBytes, the
+ * whole request against requestTimeoutMs (from the first byte of the
+ * headers), the bandwidth bucket by pausing the socket.
+ */
+class GetHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private finished = false;
+  private readonly t0 = performance.now();
+  private ttfbMs = 0;
+  private status = 0;
+  private headers: Record<string, string> = {};
+  /** Set when the body is not wanted: the result once the response ends. */
+  private skip: FetchResult | null = null;
+  private discarded = 0;
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly maxBytes: number;
+
+  constructor(
+    private readonly dl: Downloader,
+    private readonly o: GetOptions,
+    private readonly resolve: (r: Received) => void,
+  ) {
+    this.maxBytes = o.maxBytes ?? dl.limits.maxBodyBytes;
+    dl.track(this, true);
+  }
+
+  /** The downloader's signal fired (deadline, hand-over). */
+  abort(): void {
+    this.stop({ kind: 'done', result: aborted() });
+  }
+
+  private finish(r: Received): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.dl.track(this, false);
+    this.resolve(r);
+  }
+
+  /** Ends with a result and drops the connection (the rest of the body is not read). */
+  private stop(r: Received): void {
+    this.finish(r);
+    this.controller?.abort(new Error('body not wanted'));
+  }
+
+  /** A response without a body to use. */
+  private ok(extra: Partial<FetchOk>): FetchOk {
+    return { ok: true, status: this.status, headers: this.headers, body: null, truncated: false, wireBytes: 0, ttfbMs: this.ttfbMs, ...extra };
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.finished) controller.abort(new Error('aborted'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, status: number, raw: Record<string, string | string[] | undefined>): void {
+    if (this.finished) return;
+    this.ttfbMs = performance.now() - this.t0;
+    this.dl.noteTtfb(this.ttfbMs);
+    this.status = status;
+    const headers = flatHeaders(raw);
+    this.headers = headers;
+    const skip = this.o.accept?.(status, headers) ?? null;
+    if (skip !== null || status === 204 || status === 304 || (status >= 300 && status < 400)) {
+      this.skip = this.ok(skip ? { skipped: skip } : {});
+      return;
+    }
+    const declared = Number(headers['content-length']);
+    if (!this.o.truncate && Number.isFinite(declared) && declared > this.maxBytes) {
+      this.stop({ kind: 'done', result: this.ok({ skipped: 'too-large' }) });
+      return;
+    }
+    const limits = this.dl.limits;
+    this.timer = setTimeout(
+      () => {
+        this.stop({ kind: 'done', result: { ok: false, outcome: 'body-timeout', detail: `request exceeded ${limits.requestTimeoutMs} ms` } });
+      },
+      Math.max(1, limits.requestTimeoutMs - (performance.now() - this.t0)),
+    );
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.finished) return;
+    if (this.skip) {
+      this.discarded += chunk.length;
+      if (this.discarded > DISCARD_LIMIT) this.stop({ kind: 'done', result: this.skip });
+      return;
+    }
+    this.total += chunk.length;
+    this.dl.noteBytes(chunk.length);
+    const bucket = this.dl.bandwidth;
+    if (bucket) {
+      // Stop reading until the bucket allows it: TCP flow control slows the sender.
+      controller.pause();
+      bucket.take(chunk.length, this.dl.signal).then(
+        () => controller.resume(),
+        () => undefined, // aborted: abort() has ended the request
+      );
+    }
+    if (this.total > this.maxBytes) {
+      if (this.o.truncate) {
+        this.chunks.push(chunk.subarray(0, chunk.length - (this.total - this.maxBytes)));
+        this.stop(this.body(true));
+      } else this.stop({ kind: 'done', result: this.ok({ skipped: 'too-large', wireBytes: this.total }) });
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.skip) this.finish({ kind: 'done', result: this.skip });
+    else this.finish(this.body(false));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    // An unwanted body that fails to arrive still leaves its response usable.
+    if (this.skip) this.finish({ kind: 'done', result: this.skip });
+    else this.finish({ kind: 'done', result: { ok: false, ...classifyError(err) } });
+  }
+
+  private body(truncated: boolean): Received {
+    return { kind: 'body', status: this.status, headers: this.headers, chunks: this.chunks, truncated, wireBytes: this.total, ttfbMs: this.ttfbMs };
+  }
+}
+
+/** Joins and decompresses a received body (Content-Encoding), bounded by maxDecoded. */
+function decodeContent(r: Extract<Received, { kind: 'body' }>, maxDecoded: number): FetchResult {
+  const { status, headers, truncated, wireBytes: total, ttfbMs } = r;
+  let body = r.chunks.length === 1 ? (r.chunks[0] as Buffer) : Buffer.concat(r.chunks);
+  const enc = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (enc !== 'identity' && enc !== '' && body.length > 0) {
+    const zo = { maxOutputLength: maxDecoded };
+    try {
+      if (enc === 'gzip' || enc === 'x-gzip') body = gunzipSync(body, zo);
+      else if (enc === 'br') body = brotliDecompressSync(body, zo);
+      else if (enc === 'deflate') {
+        try {
+          body = inflateSync(body, zo);
+        } catch (err) {
+          if (err instanceof RangeError) throw err;
+          body = inflateRawSync(body, zo);
+        }
+      } else return { ok: true, status, headers, body: null, skipped: 'bad-encoding', truncated, wireBytes: total, ttfbMs };
+    } catch (err) {
+      const tooBig = err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
+      return { ok: true, status, headers, body: null, skipped: tooBig ? 'decompressed-too-large' : 'bad-encoding', truncated, wireBytes: total, ttfbMs };
+    }
+  }
+  return { ok: true, status, headers, body, truncated, wireBytes: total, ttfbMs };
 }

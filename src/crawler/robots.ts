@@ -37,10 +37,10 @@ export function parseRobots(robotsUrl: string, text: string, token: string): Rob
   };
 }
 
-export async function fetchRobots(dl: Downloader, origin: string, token: string, limits: CrawlLimits, signal?: AbortSignal): Promise<RobotsRules> {
+export async function fetchRobots(dl: Downloader, origin: string, token: string, limits: CrawlLimits): Promise<RobotsRules> {
   let url = new URL('/robots.txt', origin);
   for (let hop = 0; hop <= limits.maxRedirects; hop++) {
-    const r = await dl.get(url, { truncate: true, maxBytes: limits.maxRobotsBytes, ...(signal ? { signal } : {}) });
+    const r = await dl.get(url, { truncate: true, maxBytes: limits.maxRobotsBytes });
     if (!r.ok) return unavailable(r.outcome);
     const s = r.status;
     if (s >= 300 && s < 400 && s !== 304) {

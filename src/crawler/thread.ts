@@ -65,6 +65,8 @@ export interface ThreadOutcome {
 }
 
 const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
+/** A 2xx that is not HTML is not read (one function for all requests, not a closure per request). */
+const htmlOnly = (status: number, h: Record<string, string>): Outcome | null => (status >= 200 && status < 300 && !HTML_TYPES.test(h['content-type'] ?? 'text/html') ? 'not-html' : null);
 const CONSECUTIVE_FAILURES_LIMIT = 10;
 
 /** All-zero statistics: a fresh thread's, and a cancelled task's report. */
@@ -222,10 +224,11 @@ class TaskThread {
       allowPrivate,
       userAgent: this.opts.userAgent ?? USER_AGENT,
       limits: this.limits,
+      signal: this.stop.signal,
       ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}),
     });
     try {
-      this.robots = await fetchRobots(this.dl, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits, this.stop.signal);
+      this.robots = await fetchRobots(this.dl, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits);
       this.lastRequestEnd = performance.now();
       if (this.stop.signal.aborted) return { status: this.stopStatus ?? 'failed' };
       if (this.robots.kind === 'unavailable') {
@@ -331,15 +334,14 @@ class TaskThread {
     this.interSite.add(url);
   }
 
+  /** False when the task was stopped while waiting. */
   private async politeWait(): Promise<boolean> {
-    if (this.delayMs > 0) {
-      const wait = this.lastRequestEnd + this.delayMs - performance.now();
-      if (wait > 0) {
-        try {
-          await sleep(wait, undefined, { signal: this.stop.signal });
-        } catch {
-          return false;
-        }
+    const wait = this.lastRequestEnd + this.delayMs - performance.now();
+    if (wait > 0) {
+      try {
+        await sleep(wait, undefined, { signal: this.stop.signal });
+      } catch {
+        return false;
       }
     }
     return !this.stop.signal.aborted;
@@ -350,16 +352,13 @@ class TaskThread {
     let url = new URL(startUrl);
     const known = this.known.get(startUrl);
     for (let hop = 0; ; hop++) {
-      if (!(await this.politeWait())) return;
-      const headers: Record<string, string> = {};
-      if (hop === 0 && known?.etag) headers['if-none-match'] = known.etag;
-      if (hop === 0 && known?.lastModified) headers['if-modified-since'] = known.lastModified;
+      // With no delay there is nothing to wait for (and no promise to make per page).
+      if (this.delayMs > 0 ? !(await this.politeWait()) : this.stop.signal.aborted) return;
+      const headers: string[] = [];
+      if (hop === 0 && known?.etag) headers.push('if-none-match', known.etag);
+      if (hop === 0 && known?.lastModified) headers.push('if-modified-since', known.lastModified);
       const fetchedAt = this.now();
-      const r: FetchResult = await dl.get(url, {
-        headers,
-        signal: this.stop.signal,
-        accept: (status, h) => (status >= 200 && status < 300 && !HTML_TYPES.test(h['content-type'] ?? 'text/html') ? 'not-html' : null),
-      });
+      const r: FetchResult = await dl.get(url, { headers, accept: htmlOnly });
       this.lastRequestEnd = performance.now();
       if (!r.ok) {
         if (this.stop.signal.aborted) return; // deadline or hand-over: not the page's fault
