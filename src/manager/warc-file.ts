@@ -3,8 +3,13 @@
 // and appends it to <dir>/volcrawl-<start time>-<seq>.warc.gz, starting a new
 // file (with its warcinfo record) once `maxBytes` is reached. Runs in the WARC
 // worker thread (warc-worker.ts); single caller, calls not overlapping.
-import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+//
+// The file is written with synchronous calls: that blocks only this thread, and a
+// message is then handled from start to end before the next one is taken off the
+// port. With a stream, each append waited for 'drain', the pages posted meanwhile
+// were deserialised and queued on this thread's heap, lived long enough to be
+// promoted, and the worker ran a full mark-compact every ~250 ms.
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
@@ -56,7 +61,7 @@ export async function warcRecord(p: WarcPage): Promise<Buffer> {
 }
 
 export class WarcFile {
-  private out: WriteStream | null = null;
+  private fd: number | null = null;
   private bytes = 0;
   private seq = 0;
   private readonly stamp: string;
@@ -75,32 +80,31 @@ export class WarcFile {
     const members: Buffer[] = [];
     for (const p of pages) members.push(await warcRecord(p));
     if (members.length === 0) return;
-    const buf = members.length === 1 ? members[0]! : Buffer.concat(members);
-    const out = await this.current();
-    this.bytes += buf.byteLength;
-    if (!out.write(buf)) await once(out, 'drain');
+    const fd = await this.current();
+    this.write(fd, members.length === 1 ? members[0]! : Buffer.concat(members));
   }
 
-  private async current(): Promise<WriteStream> {
-    if (this.out !== null && this.bytes < this.maxBytes) return this.out;
-    await this.close();
+  private write(fd: number, buf: Uint8Array): void {
+    for (let off = 0; off < buf.byteLength; ) off += writeSync(fd, buf, off);
+    this.bytes += buf.byteLength;
+  }
+
+  private async current(): Promise<number> {
+    if (this.fd !== null && this.bytes < this.maxBytes) return this.fd;
+    this.close();
     this.seq++;
     const name = join(this.dir, `volcrawl-${this.stamp}-${String(this.seq).padStart(5, '0')}.warc.gz`);
-    const out = createWriteStream(name, { flags: 'a' });
-    this.out = out;
+    const fd = openSync(name, 'a');
+    this.fd = fd;
     this.bytes = 0;
     const info = WARCRecord.createWARCInfo({ filename: name, warcVersion: 'WARC/1.1' }, { software: USER_AGENT, format: 'WARC File Format 1.1' });
-    const ib = await WARCSerializer.serialize(info, { gzip: true });
-    this.bytes += ib.byteLength;
-    if (!out.write(ib)) await once(out, 'drain');
-    return out;
+    this.write(fd, gzipSync(await WARCSerializer.serialize(info, { gzip: false }), { level: 1 }));
+    return fd;
   }
 
-  async close(): Promise<void> {
-    if (this.out === null) return;
-    const out = this.out;
-    this.out = null;
-    out.end();
-    await once(out, 'finish');
+  close(): void {
+    if (this.fd === null) return;
+    closeSync(this.fd);
+    this.fd = null;
   }
 }

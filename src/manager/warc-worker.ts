@@ -26,6 +26,9 @@ port.on('message', (msg: WarcRequest) => {
     );
   } else {
     // Everything posted before 'close' is written; then the thread ends on its own.
-    chain = chain.then(() => file.close()).then(() => port.close());
+    chain = chain.then(() => {
+      file.close();
+      port.close();
+    });
   }
 });
