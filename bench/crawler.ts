@@ -8,7 +8,10 @@
 //   recrawl: the same 5 channels again with the validators and digests of the
 //            first crawl (nothing changed: conditional GET → 304) → speedup
 //   big:     one 100 000-page channel (URLtodo spills to disk) → peak RSS
+// The test web competes with the crawler for the same cores, so each phase
+// also reports the test web's CPU time (from /proc on Linux, else null).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { TaskManager } from '../src/crawler/manager.js';
@@ -36,6 +39,8 @@ interface PhaseResult {
   baselineRssMb: number;
   /** CPU time of the crawler process during the phase. */
   cpuSeconds: number;
+  /** CPU time of the test web process during the phase (null where /proc is missing). */
+  serverCpuSeconds: number | null;
   notModified: number;
   statuses: string[];
   spilled: number;
@@ -53,6 +58,22 @@ function rssSampler(): { stop(): number } {
     },
   };
 }
+
+/** CPU seconds (user + system) of another process, from /proc/<pid>/stat; null when unavailable. */
+function processCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // After "pid (comm) ": state is index 0, so utime and stime (fields 14 and 15) are 11 and 12.
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(f[11]) + Number(f[12]);
+    return Number.isFinite(ticks) ? ticks / 100 : null; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+const serverPidArg = args.indexOf('--server-pid');
+const serverPid = serverPidArg >= 0 ? Number(args[serverPidArg + 1]) : undefined;
 
 function task(id: string, origin: string, pages: number, known: KnownPage[] = []): Task {
   return parseTask({
@@ -91,6 +112,7 @@ async function runPhase(phase: string, tasks: Task[], keepValidators: boolean): 
   };
   const baselineRssMb = process.memoryUsage.rss() / (1024 * 1024);
   const cpu0 = process.cpuUsage();
+  const server0 = processCpuSeconds(serverPid);
   const sampler = rssSampler();
   const m = new TaskManager({ threads: 5, queue: 5, allowPrivate: true, sink, lowPriority: false });
   const t0 = performance.now();
@@ -101,7 +123,9 @@ async function runPhase(phase: string, tasks: Task[], keepValidators: boolean): 
   const peakRssMb = sampler.stop();
   const cpu = process.cpuUsage(cpu0);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  return { phase, pages, bytes, seconds, peakRssMb, baselineRssMb, cpuSeconds, notModified, statuses, spilled, ...(keepValidators ? { known } : {}) };
+  const server1 = processCpuSeconds(serverPid);
+  const serverCpuSeconds = server0 === null || server1 === null ? null : server1 - server0;
+  return { phase, pages, bytes, seconds, peakRssMb, baselineRssMb, cpuSeconds, serverCpuSeconds, notModified, statuses, spilled, ...(keepValidators ? { known } : {}) };
 }
 
 async function phaseMain(phase: string, origins: string[]): Promise<void> {
@@ -134,6 +158,8 @@ async function firstLine(lines: AsyncIterator<string>): Promise<string> {
   return r.value;
 }
 
+const perPageUs = (seconds: number | null, pages: number): number | null => (seconds === null || pages === 0 ? null : Math.round((seconds * 1e6) / pages));
+
 async function main(): Promise<void> {
   const here = fileURLToPath(import.meta.url);
   const sites = [
@@ -148,11 +174,13 @@ async function main(): Promise<void> {
   try {
     log(`test web up: ${CHANNELS} channels × ${PAGES} pages of ~${PAGE_BYTES / 1000} KB, one channel of ${BIG_PAGES} pages of ~${BIG_PAGE_BYTES / 1000} KB`);
     if (nodeFlags.length) log(`crawler phases run with node ${nodeFlags.join(' ')}`);
-    const multi = startChild(['bin/run-ts.js', here, '--phase', 'multi', ...Array.from({ length: CHANNELS }, (_, i) => origins[`c${i}`] as string)], nodeFlags);
+    const pid = ['--server-pid', String(web.child.pid)];
+    const multi = startChild(['bin/run-ts.js', here, '--phase', 'multi', ...Array.from({ length: CHANNELS }, (_, i) => origins[`c${i}`] as string), ...pid], nodeFlags);
     const { first, second } = JSON.parse(await firstLine(multi.lines)) as { first: PhaseResult; second: PhaseResult };
-    log(`first crawl: ${first.pages} pages, ${(first.bytes / 1e6).toFixed(1)} MB in ${first.seconds.toFixed(2)} s (crawler CPU ${first.cpuSeconds.toFixed(2)} s), peak RSS ${first.peakRssMb.toFixed(0)} MB (${first.baselineRssMb.toFixed(0)} MB before crawling) [${first.statuses.join(',')}]`);
-    log(`recrawl:     ${second.pages} pages (${second.notModified} × 304) in ${second.seconds.toFixed(2)} s (crawler CPU ${second.cpuSeconds.toFixed(2)} s)`);
-    const big = startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string], nodeFlags);
+    const serverCpu = (p: PhaseResult) => (p.serverCpuSeconds === null ? '' : `, test web CPU ${p.serverCpuSeconds.toFixed(2)} s`);
+    log(`first crawl: ${first.pages} pages, ${(first.bytes / 1e6).toFixed(1)} MB in ${first.seconds.toFixed(2)} s (crawler CPU ${first.cpuSeconds.toFixed(2)} s${serverCpu(first)}), peak RSS ${first.peakRssMb.toFixed(0)} MB (${first.baselineRssMb.toFixed(0)} MB before crawling) [${first.statuses.join(',')}]`);
+    log(`recrawl:     ${second.pages} pages (${second.notModified} × 304) in ${second.seconds.toFixed(2)} s (crawler CPU ${second.cpuSeconds.toFixed(2)} s${serverCpu(second)})`);
+    const big = startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string, ...pid], nodeFlags);
     const { big: b } = JSON.parse(await firstLine(big.lines)) as { big: PhaseResult };
     log(`big channel: ${b.pages} pages, ${(b.bytes / 1e6).toFixed(1)} MB in ${b.seconds.toFixed(1)} s, ${b.spilled} URLs spilled, peak RSS ${b.peakRssMb.toFixed(0)} MB (${b.baselineRssMb.toFixed(0)} MB before crawling) [${b.statuses.join(',')}]`);
     const result = {
@@ -162,6 +190,9 @@ async function main(): Promise<void> {
       recrawlSpeedup: Math.round((first.seconds / second.seconds) * 10) / 10,
       // Supplementary: the crawler's CPU time ratio (the wall-clock ratio is bound by wake-up latency on a busy machine).
       recrawlCpuSpeedup: Math.round((first.cpuSeconds / second.cpuSeconds) * 10) / 10,
+      // CPU per page, µs: the crawler's, and the test web's (it shares the cores).
+      crawlerCpuUsPerPage: { first: perPageUs(first.cpuSeconds, first.pages), recrawl: perPageUs(second.cpuSeconds, second.pages) },
+      testWebCpuUsPerPage: { first: perPageUs(first.serverCpuSeconds, first.pages), recrawl: perPageUs(second.serverCpuSeconds, second.pages) },
       baselineRssMb: Math.round(first.baselineRssMb),
       bigPages: b.pages,
       bigPagesPerSec: Math.round(b.pages / b.seconds),
@@ -185,5 +216,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (phaseArg >= 0) await phaseMain(args[phaseArg + 1] as string, args.slice(phaseArg + 2).filter((a) => !a.startsWith('--')));
+if (phaseArg >= 0) await phaseMain(args[phaseArg + 1] as string, args.slice(phaseArg + 2).filter((a) => a.startsWith('http')));
 else await main();
