@@ -38,7 +38,7 @@ export function normaliseUrl(href: string, base: URL | string): URL | null {
     return null;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-  u.hash = '';
+  if (u.hash !== '') u.hash = ''; // the setter re-serialises the URL: only when there is a fragment
   if (u.username || u.password) return null;
   if (u.search === '?') u.search = '';
   return u;
