@@ -188,6 +188,7 @@ async function main(): Promise<void> {
       mbPerSec: Math.round((first.bytes / 1e6 / first.seconds) * 10) / 10,
       peakRssMb: Math.round(first.peakRssMb),
       recrawlSpeedup: Math.round((first.seconds / second.seconds) * 10) / 10,
+      recrawlPagesPerSec: Math.round(second.pages / second.seconds),
       // Supplementary: the crawler's CPU time ratio (the wall-clock ratio is bound by wake-up latency on a busy machine).
       recrawlCpuSpeedup: Math.round((first.cpuSeconds / second.cpuSeconds) * 10) / 10,
       // CPU per page, µs: the crawler's, and the test web's (it shares the cores).
