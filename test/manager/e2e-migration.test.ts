@@ -6,71 +6,40 @@
 // the local test web; no timing assertions. Before that, forged hand-over
 // claims sent over the wire are refused and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { TaskManager } from '../../src/crawler/manager.js';
-import { VolunteerNode } from '../../src/node/node.js';
-import { startManager, type RunningManager } from '../../src/manager/serve.js';
 import type { TaskRecord } from '../../src/manager/manager.js';
 import { K } from '../../src/manager/store.js';
-import { TestWeb } from '../web/testweb.js';
 import { waitFor } from '../net/harness.js';
 import { FakeRunner } from '../net/fake-runner.js';
-import type { PrivateKey } from '@libp2p/interface';
 import { signHandover, type Handover } from '../../src/dht/signing.js';
 import { uploadResult } from '../../src/dht/upload.js';
 import { resultFor } from './helpers.js';
+import { LoopbackNetwork } from './network-fixture.js';
 
-let dir: string;
-let web: TestWeb;
-let mgr: RunningManager;
-const nodes: VolunteerNode[] = [];
-const log = pino({ level: process.env.VOLCRAWL_TEST_LOG ?? 'silent' });
-
-async function volunteer(i: number, createRunner: Parameters<typeof VolunteerNode.start>[0]['createRunner'], privateKey?: PrivateKey): Promise<VolunteerNode> {
-  const boot = mgr.node.multiaddrs().map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${mgr.node.peerId}`));
-  const n = await VolunteerNode.start({
-    privateKey: privateKey ?? (await generateKeyPair('Ed25519')),
-    manager: mgr.node.peerId,
-    createRunner,
-    listen: ['/ip4/127.0.0.1/tcp/0'],
-    bootstrap: boot,
-    allowPrivateAddrs: true,
-    seed: 200 + i,
-    coordIntervalMs: 200,
-    announceCheckMs: 500,
-    inboundConnectionThreshold: 10_000,
-    log: log.child({ node: i }),
-  });
-  nodes.push(n);
-  return n;
-}
+let net: LoopbackNetwork;
 
 describe('manager + migrating volunteer', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'volcrawl-e2e-mig-'));
-    web = await TestWeb.start([{ name: 'moved', pages: 4, fanout: 3, changesPerDay: 1 }], { seed: 7 });
-    mgr = await startManager(
-      { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: false, sync: false, tick: 200, routeConcurrency: 4, logLevel: 'silent' },
-      log,
-      { recrawl: { minInterval: 0 }, retryDelayMs: 1000 },
-    );
+    net = await LoopbackNetwork.start({
+      dirPrefix: 'volcrawl-e2e-mig-',
+      sites: [{ name: 'moved', pages: 4, fanout: 3, changesPerDay: 1 }],
+      webSeed: 7,
+      warc: false,
+      manager: { recrawl: { minInterval: 0 }, retryDelayMs: 1000 },
+      volunteerSeed: 200,
+    });
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(nodes.map((n) => n.kill()));
-    await mgr?.stop();
-    await web?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await net?.close();
   }, 60_000);
 
   it("a gracefully stopped volunteer's task is completed where it migrated and its upload is applied", async () => {
+    const { web, mgr } = net;
     // The first volunteer holds whatever it gets and never finishes it on its own.
     let held: FakeRunner | undefined;
-    const a = await volunteer(0, (sink) => (held = new FakeRunner(sink, { hold: true })));
+    const a = await net.addVolunteer(0, (sink) => (held = new FakeRunner(sink, { hold: true })));
     const m = mgr.manager;
     const ch = await m.addChannel({ url: web.site('moved').url('/'), depth: 1, delayMs: 0 });
     await waitFor(() => a.heldTasks().length === 1, 90_000, 'the task to reach the first volunteer');
@@ -79,7 +48,7 @@ describe('manager + migrating volunteer', () => {
 
     // A second volunteer with the real crawler joins; the first one leaves politely.
     const keyB = await generateKeyPair('Ed25519');
-    const b = await volunteer(1, (sink) => new TaskManager({ threads: 2, queue: 2, allowPrivate: true, sink }), keyB);
+    const b = await net.addVolunteer(1, (sink) => new TaskManager({ threads: 2, queue: 2, allowPrivate: true, sink }), keyB);
 
     // Before the hand-over, b merely claims one over the wire: a link that says it
     // comes from a but is signed by b, and a link b signs itself (b never held the

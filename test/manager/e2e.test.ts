@@ -4,62 +4,37 @@
 // changed page shows up as a new stored version after the recrawl. No timing
 // assertions: every wait is on a condition with a generous bound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
-import { generateKeyPair } from '@libp2p/crypto/keys';
 import { TaskManager } from '../../src/crawler/manager.js';
-import { VolunteerNode } from '../../src/node/node.js';
-import { startManager, type RunningManager } from '../../src/manager/serve.js';
-import { TestWeb } from '../web/testweb.js';
 import { waitFor } from '../net/harness.js';
+import { LoopbackNetwork } from './network-fixture.js';
 
 const DAY = 86_400_000;
-let dir: string;
-let web: TestWeb;
-let mgr: RunningManager;
-const nodes: VolunteerNode[] = [];
+let net: LoopbackNetwork;
 
 describe('manager + 2 volunteers + test web', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'volcrawl-e2e-'));
-    web = await TestWeb.start([{ name: 'news', pages: 6, fanout: 5, changesPerDay: 24 }], { seed: 5 });
-    const log = pino({ level: process.env.VOLCRAWL_TEST_LOG ?? 'silent' });
-    mgr = await startManager(
-      { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: true, sync: false, tick: 200, routeConcurrency: 4, logLevel: 'silent' },
-      log,
+    net = await LoopbackNetwork.start({
+      dirPrefix: 'volcrawl-e2e-',
+      sites: [{ name: 'news', pages: 6, fanout: 5, changesPerDay: 24 }],
+      webSeed: 5,
+      warc: true,
       // seconds-long intervals so the test sees several recrawls
-      { groupIntervals: [0.05, 0.1, 0.2, 0.4, 0.8], recrawl: { minInterval: 0 }, retryDelayMs: 1000 },
-    );
-    const boot = mgr.node.multiaddrs().map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${mgr.node.peerId}`));
+      manager: { groupIntervals: [0.05, 0.1, 0.2, 0.4, 0.8], recrawl: { minInterval: 0 }, retryDelayMs: 1000 },
+      volunteerSeed: 100,
+    });
     for (let i = 0; i < 2; i++) {
-      nodes.push(
-        await VolunteerNode.start({
-          privateKey: await generateKeyPair('Ed25519'),
-          manager: mgr.node.peerId,
-          createRunner: (sink) => new TaskManager({ threads: 2, queue: 2, allowPrivate: true, sink }),
-          listen: ['/ip4/127.0.0.1/tcp/0'],
-          bootstrap: boot,
-          allowPrivateAddrs: true,
-          seed: 100 + i,
-          coordIntervalMs: 200,
-          announceCheckMs: 500,
-          inboundConnectionThreshold: 10_000,
-          log: log.child({ node: i }),
-        }),
-      );
+      await net.addVolunteer(i, (sink) => new TaskManager({ threads: 2, queue: 2, allowPrivate: true, sink }));
     }
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.all(nodes.map((n) => n.kill()));
-    await mgr?.stop();
-    await web?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await net?.close();
   }, 60_000);
 
   it('a changed page shows up in storage after its recrawl', async () => {
+    const { dir, web, mgr, volunteers: nodes } = net;
     const site = web.site('news');
     const res = await fetch(`${mgr.api.url}/api/channels`, {
       method: 'POST',
