@@ -220,7 +220,8 @@ class GetHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, status: number, raw: Record<string, string | string[] | undefined>): void {
-    if (this.finished) return;
+    // 1xx (e.g. 103 Early Hints) come before the real response: not the answer.
+    if (this.finished || status < 200) return;
     this.ttfbMs = performance.now() - this.t0;
     this.dl.noteTtfb(this.ttfbMs);
     this.status = status;
