@@ -6,7 +6,8 @@
 //   3. scheduler throughput: every channel is due; issueDue builds tasks (seeds,
 //      filters, known digests/validators, deadline) and persists task records;
 //   4. ingest: final upload parts of 10 pages × 20 KB text through the storage
-//      module (validation, versions, validators, estimator, WARC);
+//      module (validation, versions, validators, estimator, WARC); the WARC
+//      worker thread starts and the WARC file is closed inside the timed span;
 //   5. peak RSS (getrusage maxrss) and a second restart with the issued tasks in flight.
 // Targets (issue 6): ≥ 20 000 tasks/s, ≥ 2 000 pages/s, RSS ≤ 1 GB, restart ≤ 10 s.
 import { mkdtempSync, rmSync } from 'node:fs';
