@@ -39,26 +39,18 @@ export class EventQueue {
 
   push(t: number, payload: number, extra = 0): void {
     if (this.n === this.time.length) this.grow();
-    let i = this.n++;
     const s = this.counter++;
     const time = this.time;
     const seq = this.seq;
-    const data = this.data;
-    const aux = this.aux;
+    // Sift up: move the hole at the end towards the root past every later parent.
+    let i = this.n++;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      const tp = time[p]!;
-      if (tp < t || (tp === t && seq[p]! < s)) break;
-      time[i] = tp;
-      seq[i] = seq[p]!;
-      data[i] = data[p]!;
-      aux[i] = aux[p]!;
+      if (precedes(time[p]!, seq[p]!, t, s)) break;
+      this.moveSlot(p, i);
       i = p;
     }
-    time[i] = t;
-    seq[i] = s;
-    data[i] = payload;
-    aux[i] = extra;
+    this.fillSlot(i, t, s, payload, extra);
   }
 
   /** Time of the earliest event (Infinity when empty). */
@@ -75,35 +67,46 @@ export class EventQueue {
   pop(): number {
     const time = this.time;
     const seq = this.seq;
-    const data = this.data;
-    const aux = this.aux;
-    const top = data[0]!;
+    const top = this.data[0]!;
     const last = --this.n;
     if (last > 0) {
+      // Sift down: move the hole at the root towards the leaves, each time
+      // filling it with the earlier child, until the last event fits there.
       const t = time[last]!;
       const s = seq[last]!;
-      const d = data[last]!;
-      const x = aux[last]!;
+      const payload = this.data[last]!;
+      const extra = this.aux[last]!;
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
         if (l >= last) break;
         const r = l + 1;
-        let c = l;
-        if (r < last && (time[r]! < time[l]! || (time[r] === time[l] && seq[r]! < seq[l]!))) c = r;
-        const tc = time[c]!;
-        if (t < tc || (t === tc && s < seq[c]!)) break;
-        time[i] = tc;
-        seq[i] = seq[c]!;
-        data[i] = data[c]!;
-        aux[i] = aux[c]!;
+        const c = r < last && precedes(time[r]!, seq[r]!, time[l]!, seq[l]!) ? r : l;
+        if (precedes(t, s, time[c]!, seq[c]!)) break;
+        this.moveSlot(c, i);
         i = c;
       }
-      time[i] = t;
-      seq[i] = s;
-      data[i] = d;
-      aux[i] = x;
+      this.fillSlot(i, t, s, payload, extra);
     }
     return top;
   }
+
+  private moveSlot(from: number, to: number): void {
+    this.time[to] = this.time[from]!;
+    this.seq[to] = this.seq[from]!;
+    this.data[to] = this.data[from]!;
+    this.aux[to] = this.aux[from]!;
+  }
+
+  private fillSlot(i: number, t: number, s: number, payload: number, extra: number): void {
+    this.time[i] = t;
+    this.seq[i] = s;
+    this.data[i] = payload;
+    this.aux[i] = extra;
+  }
+}
+
+/** Event order: by time, then by insertion sequence. */
+function precedes(t1: number, s1: number, t2: number, s2: number): boolean {
+  return t1 < t2 || (t1 === t2 && s1 < s2);
 }
