@@ -12,6 +12,7 @@
 //
 // The responder may hold its reply to a probe for `probeDelay(remotePeer)` ms:
 // the test network uses this hook to impose a latency matrix on loopback.
+import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
@@ -76,7 +77,9 @@ export class CoordService {
   private running = false;
   private inflight = 0;
   private readonly limiter = new PeerRateLimiter({ perSecond: 50, burst: 100 });
-  private readonly closing = new AbortController();
+  /** Aborts the imposed probe delays on stop. Every delayed reply in progress
+   * listens on it, so it may have many listeners at once by design. */
+  private readonly closing = unboundedController();
   private readonly windows = new Map<string, number[]>();
   /** Accepted Vivaldi samples. */
   samples = 0;
@@ -282,4 +285,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+function unboundedController(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(Infinity, c.signal);
+  return c;
 }
