@@ -44,6 +44,8 @@ export class WarcExporter {
   private nextId = 0;
   private failed: Error | null = null;
   private closing = false;
+  /** What ended the worker, if it did not end on close(). */
+  private crashed: Error | null = null;
   private readonly exited: Promise<void>;
   records = 0;
   /** Pages handed to append() and not yet written. */
@@ -56,7 +58,10 @@ export class WarcExporter {
     // The thread keeps the process alive only while pages are on their way.
     this.worker.unref();
     this.worker.on('message', (m: WarcReply) => this.settle(m));
-    this.worker.on('error', (err) => this.fail(err));
+    this.worker.on('error', (err) => {
+      this.crashed = err;
+      this.fail(err);
+    });
     this.worker.on('exit', () => this.fail(new Error('the WARC worker has stopped')));
   }
 
@@ -97,7 +102,8 @@ export class WarcExporter {
     });
   }
 
-  /** Writes what was appended, closes the file and ends the worker. */
+  /** Writes what was appended, closes the file and ends the worker; rejects if the
+   * worker failed (what it had not written is lost, as append() reported). */
   async close(): Promise<void> {
     if (this.failed === null && !this.closing) {
       this.closing = true;
@@ -105,5 +111,6 @@ export class WarcExporter {
       this.worker.postMessage({ type: 'close' } satisfies WarcRequest);
     }
     await this.exited;
+    if (this.crashed !== null) throw this.crashed;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { WARCParser } from 'warcio';
@@ -76,6 +76,24 @@ describe('WARC export', () => {
         expect(types).toEqual(['warcinfo', 'conversion', 'conversion']);
       }
       expect(got).toEqual(urls);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it('an append that cannot be written is rejected, and the next one goes to a new file', async () => {
+    const t = tempDir();
+    try {
+      // A directory where the first file would go (the name is fixed by the start time).
+      mkdirSync(join(t.dir, 'warc', 'volcrawl-20260101T000000-00001.warc.gz'), { recursive: true });
+      const w = new WarcExporter(join(t.dir, 'warc'), 1 << 20, Date.UTC(2026, 0, 1));
+      const page = { url: 'http://a.test/', fetchedAt: 0, text: 'x', meta: {} };
+      await expect(w.append([page])).rejects.toThrow(/EISDIR/);
+      expect(w.backlog).toBe(0);
+      await w.append([page]);
+      await w.close();
+      expect(w.records).toBe(1);
+      expect(readdirSync(join(t.dir, 'warc')).sort()).toEqual(['volcrawl-20260101T000000-00001.warc.gz', 'volcrawl-20260101T000000-00002.warc.gz']);
     } finally {
       t.cleanup();
     }
