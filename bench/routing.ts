@@ -11,6 +11,9 @@
 //   accept        submit-to-accept latency (no delays are imposed on the task
 //                 path, so nothing needs subtracting)
 // Crawlers run an unlimited no-op runner so load never hides routing choices.
+// `--per-process k` runs them in child processes, k to a process (ProcessNet),
+// so that no single event loop hosts them all; the default, 0, keeps them all
+// in this process (TestNet), which holds about 20 on two cores.
 import { Command } from 'commander';
 import { embedMatrix, embeddingError, predictRtt, quantileSorted, type Coordinate } from '../src/coords/index.js';
 import { fromWireCoord } from '../src/dht/peers.js';
@@ -19,6 +22,7 @@ import { toWireCoord } from '../src/dht/peers.js';
 import { signOrder, type TaskOrder, type SignedEnvelope } from '../src/dht/signing.js';
 import { UPLOAD_PROTOCOL } from '../src/dht/upload.js';
 import { TestNet, waitFor } from '../test/net/harness.js';
+import { ProcessNet } from '../test/net/process-net.js';
 
 const program = new Command('bench:routing')
   .option('--nodes <n>', 'crawlers on the local network', (v) => parseInt(v, 10), 50)
@@ -26,27 +30,38 @@ const program = new Command('bench:routing')
   .option('--hash-tasks <n>', 'tasks routed by host-name hash', (v) => parseInt(v, 10), 2_000)
   .option('--concurrency <n>', 'orders in flight at once', (v) => parseInt(v, 10), 4)
   .option('--settle <s>', 'longest wait for coordinates to converge, seconds', (v) => parseInt(v, 10), 300)
+  .option('--coord-interval <ms>', 'coordinate probing interval (each probe costs CPU on two nodes)', (v) => parseInt(v, 10), 300)
+  .option('--per-process <k>', 'crawlers per child process (0: all in this process)', (v) => parseInt(v, 10), 0)
   .option('--seed <n>', 'seed', (v) => parseInt(v, 10), 1)
   .option('--json', 'print one JSON object', false)
   .parse(process.argv);
-const opts = program.opts<{ nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; seed: number; json: boolean }>();
+const opts = program.opts<{ nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; seed: number; json: boolean }>();
 const say = (s: string) => {
   if (!opts.json) console.log(s);
   else process.stderr.write(`${s}\n`);
 };
 
-const net = new TestNet({
+const netOptions = {
   nodes: opts.nodes,
   seed: opts.seed,
   runner: { unlimited: true },
-  coordIntervalMs: 300,
+  coordIntervalMs: opts.coordInterval,
   coordFanout: 2,
   routerCacheTtlMs: 60_000,
   taskRateLimit: { perSecond: 100_000, burst: 100_000 },
-});
+};
+const net = opts.perProcess > 0 ? new ProcessNet({ ...netOptions, perProcess: opts.perProcess }) : new TestNet(netOptions);
+// The children's event-loop lag: queueing that inflates the probes they answer.
+const lagNote = () => {
+  if (!(net instanceof ProcessNet)) return '';
+  const u = net.usage();
+  const lag = u.lagP99Ms.sort((x, y) => x - y);
+  return `, loop lag p99 ${quantileSorted(lag, 0.5).toFixed(0)} ms (worst process ${lag[lag.length - 1]!.toFixed(0)} ms), children's CPU ${u.cpuSeconds.toFixed(0)} s`;
+};
 const t0 = performance.now();
 await net.start();
-say(`started ${opts.nodes} nodes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const startSeconds = (performance.now() - t0) / 1000;
+say(`started ${opts.nodes} nodes (${opts.perProcess > 0 ? `${opts.perProcess} per child process` : 'all in this process'}) in ${startSeconds.toFixed(1)} s${lagNote()}`);
 
 function liveError(): number {
   const coords: Coordinate[] = Array.from({ length: net.matrix.n }, () => net.coord(0));
@@ -55,13 +70,26 @@ function liveError(): number {
 }
 const offline = embeddingError(embedMatrix(net.matrix, { nodes: net.index, seed: opts.seed, rounds: 2000 }), net.matrix, net.index).median;
 const tc = performance.now();
+let checks = 0;
 try {
-  await waitFor(() => liveError() <= 1.5 * offline && net.nodes.every((n) => n.announcer.announcements > 0), opts.settle * 1000, 'convergence', 2000);
+  await waitFor(
+    async () => {
+      await net.refresh();
+      const err = liveError();
+      const announced = net.index.filter((_, i) => net.announcements(i) > 0).length;
+      if (++checks % 15 === 0) say(`  ${((performance.now() - tc) / 1000).toFixed(0)} s: live error ${err.toFixed(3)}, ${announced}/${opts.nodes} announced${lagNote()}`);
+      return err <= 1.5 * offline && announced === opts.nodes;
+    },
+    opts.settle * 1000,
+    'convergence',
+    2000,
+  );
 } catch {
-  say(`coordinates did not reach 1.5x the offline error within ${opts.settle} s; measuring anyway`);
+  say(`coordinates did not reach 1.5x the offline error within ${opts.settle} s (now ${liveError().toFixed(3)}); measuring anyway`);
 }
 // Let the last cell moves settle in the DHT.
 await new Promise((r) => setTimeout(r, 5000));
+await net.refresh();
 const live = liveError();
 const convergeSeconds = (performance.now() - tc) / 1000;
 say(`live median relative error ${live.toFixed(3)} (offline embedding ${offline.toFixed(3)}) after ${convergeSeconds.toFixed(0)} s`);
@@ -78,8 +106,8 @@ const oracle: number[] = [];
 for (const h of hosts) {
   const hc = fromWireCoord(placed.get(h)!);
   let bi = 0;
-  net.nodes.forEach((n, i) => {
-    if (predictRtt(n.vivaldi.coord, hc) < predictRtt(net.nodes[bi]!.vivaldi.coord, hc)) bi = i;
+  net.index.forEach((_, i) => {
+    if (predictRtt(net.coord(i), hc) < predictRtt(net.coord(bi), hc)) bi = i;
   });
   oracle.push(net.rtt(h, net.index[bi]!) / net.nearest(h).rtt);
 }
@@ -123,7 +151,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
         continue;
       }
       latency.push(ms);
-      const i = net.nodes.findIndex((n) => n.peerId === r.chosen);
+      const i = net.nodeOf(r.chosen)!;
       const best = net.nearest(o.h);
       if (i === best.i) exact++;
       stretch.push(net.rtt(o.h, net.index[i]!) / best.rtt);
@@ -143,6 +171,10 @@ say(`routed ${opts.tasks} tasks by coordinate in ${((performance.now() - tr) / 1
 say(`  stretch median ${quantileSorted(byCoord.stretch, 0.5).toFixed(3)} p90 ${quantileSorted(byCoord.stretch, 0.9).toFixed(3)}, accept p50 ${quantileSorted(byCoord.latency, 0.5).toFixed(1)} ms p99 ${quantileSorted(byCoord.latency, 0.99).toFixed(1)} ms`);
 const byHash = await run(hashOrders, true);
 say(`routed ${opts.hashTasks} tasks by hash (${byHash.failed} failed)`);
+await net.refresh();
+// Peak resident memory of every process that hosts nodes (maxRSS is in KiB).
+const usage = net instanceof ProcessNet ? net.usage() : undefined;
+const peakRssSumMB = process.resourceUsage().maxRSS / 1024 + (usage?.peakRssSumMB ?? 0);
 
 const result = {
   nodes: opts.nodes,
@@ -163,6 +195,11 @@ const result = {
   liveMedianError: live,
   offlineMedianError: offline,
   convergeSeconds,
+  startSeconds,
+  perProcess: opts.perProcess,
+  coordIntervalMs: opts.coordInterval,
+  peakRssSumMB,
+  childCpuSeconds: usage?.cpuSeconds,
   concurrency: opts.concurrency,
   seed: opts.seed,
 };
@@ -172,6 +209,7 @@ else {
   console.log(`best possible from the coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)}`);
   console.log(`hash routing stretch median ${result.hashStretchMedian.toFixed(3)} p90 ${result.hashStretchP90.toFixed(3)}`);
   console.log(`submit-to-accept p50 ${result.acceptP50Ms.toFixed(1)} ms p99 ${result.acceptP99Ms.toFixed(1)} ms (concurrency ${opts.concurrency})`);
+  console.log(`peak RSS summed over processes ${peakRssSumMB.toFixed(0)} MB`);
 }
 await net.stop();
 process.exit(0);

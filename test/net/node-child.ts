@@ -1,0 +1,79 @@
+// One child process of ProcessNet (process-net.ts): hosts a few test-network
+// volunteers so that no single event loop carries them all. Run through
+// bin/run-ts.js (the polyfill must load first). It takes its nodes' keys,
+// probe delays and settings from the parent over IPC, answers status requests,
+// and exits on `stop` or as soon as the parent is gone (IPC disconnect).
+import pino from 'pino';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
+import { VolunteerNode } from '../../src/node/node.js';
+import { toWireCoord } from '../../src/dht/peers.js';
+import { FakeRunner } from './fake-runner.js';
+import { probeDelayFrom, volunteerOptions } from './net-base.js';
+import type { ChildReport, ChildRequest, StartRequest } from './process-net.js';
+
+const nodes = new Map<number, VolunteerNode>();
+// Event-loop lag since the last status request: what queueing this process
+// adds to the probes it answers.
+const lag = monitorEventLoopDelay({ resolution: 10 });
+lag.enable();
+
+function send(m: ChildReport): void {
+  process.send?.(m);
+}
+
+async function start(m: StartRequest): Promise<void> {
+  const log = pino({ level: m.log });
+  const startOne = (spec: StartRequest['nodes'][number], bootstrap: string[]) =>
+    VolunteerNode.start(
+      volunteerOptions(m.tuning, spec.i, {
+        privateKey: privateKeyFromProtobuf(Buffer.from(spec.key, 'base64')),
+        manager: m.manager,
+        bootstrap,
+        probeDelay: probeDelayFrom(spec.delays),
+        createRunner: (sink) => new FakeRunner(sink, m.runner),
+        log: log.child({ node: spec.i }),
+      }),
+    ).then((n) => void nodes.set(spec.i, n));
+  let specs = m.nodes;
+  let bootstrap = m.bootstrap;
+  // The network's first node has nobody to join: it starts alone and the
+  // others in its process join through it.
+  if (bootstrap.length === 0) {
+    const [first, ...rest] = specs;
+    await startOne(first!, []);
+    bootstrap = nodes.get(first!.i)!.multiaddrs().filter((a) => a.includes('127.0.0.1'));
+    specs = rest;
+  }
+  await Promise.all(specs.map((s) => startOne(s, bootstrap)));
+  send({ t: 'started', nodes: m.nodes.map((s) => ({ i: s.i, peerId: nodes.get(s.i)!.peerId, addrs: nodes.get(s.i)!.multiaddrs() })) });
+}
+
+function status(id: number): void {
+  const mem = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  send({
+    t: 'status',
+    id,
+    nodes: [...nodes].map(([i, n]) => ({ i, coord: toWireCoord(n.vivaldi.coord), announcements: n.announcer.announcements })),
+    rssMB: mem.rss / 2 ** 20,
+    maxRssMB: process.resourceUsage().maxRSS / 1024,
+    lagP99Ms: lag.percentile(99) / 1e6,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+  });
+  lag.reset();
+}
+
+async function stop(): Promise<never> {
+  await Promise.all([...nodes.values()].map((n) => n.kill()));
+  process.exit(0);
+}
+
+process.on('disconnect', () => process.exit(0));
+process.on('message', (m: ChildRequest) => {
+  if (m.t === 'start') {
+    start(m).catch((err: unknown) => send({ t: 'failed', error: String(err) }));
+  } else if (m.t === 'status') status(m.id);
+  else void stop();
+});
+send({ t: 'ready' });

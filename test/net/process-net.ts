@@ -1,0 +1,199 @@
+// A test network whose volunteers run in child processes (node-child.ts), a
+// few per process, so that no single event loop hosts them all: on a small
+// machine, one loop carrying 50 libp2p nodes lags by hundreds of ms and that
+// queueing inflates every probe RTT. The dataset side, identities (generated
+// here and handed to the children) and the manager and storage nodes (in this
+// process) are NetBase's, as in TestNet. Crawlers run FakeRunners.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { privateKeyToProtobuf } from '@libp2p/crypto/keys';
+import type { Coordinate } from '../../src/coords/index.js';
+import { fromWireCoord } from '../../src/dht/peers.js';
+import type { WireCoord } from '../../src/dht/signing.js';
+import type { FakeRunnerOptions } from './fake-runner.js';
+import { NetBase, type NetOptions, type VolunteerTuning } from './net-base.js';
+
+// The IPC protocol between ProcessNet and node-child.ts.
+export interface StartRequest {
+  t: 'start';
+  manager: string;
+  tuning: VolunteerTuning;
+  runner: FakeRunnerOptions;
+  log: string;
+  /** Empty for the process holding node 0: its first node starts the network. */
+  bootstrap: string[];
+  /** Protobuf-marshalled private key (base64) and imposed probe delays by peer id. */
+  nodes: { i: number; key: string; delays: Record<string, number> }[];
+}
+export type ChildRequest = StartRequest | { t: 'status'; id: number } | { t: 'stop' };
+export interface NodeReport {
+  i: number;
+  coord: WireCoord;
+  announcements: number;
+}
+export interface ProcessReport {
+  rssMB: number;
+  maxRssMB: number;
+  /** p99 event-loop delay since the previous status request. */
+  lagP99Ms: number;
+  /** User + system CPU time of the process so far. */
+  cpuSeconds: number;
+}
+export type ChildReport =
+  | { t: 'ready' }
+  | { t: 'started'; nodes: { i: number; peerId: string; addrs: string[] }[] }
+  | { t: 'failed'; error: string }
+  | ({ t: 'status'; id: number; nodes: NodeReport[] } & ProcessReport);
+
+export interface ProcessNetOptions extends NetOptions {
+  /** Volunteers per child process (default 1). */
+  perProcess?: number;
+  runner?: FakeRunnerOptions;
+}
+
+interface Child {
+  proc: ChildProcess;
+  nodes: number[];
+}
+
+const RUN_TS = fileURLToPath(new URL('../../bin/run-ts.js', import.meta.url));
+const CHILD = fileURLToPath(new URL('./node-child.ts', import.meta.url));
+
+export class ProcessNet extends NetBase {
+  declare readonly o: ProcessNetOptions;
+  private readonly children: Child[] = [];
+  private readonly reports: NodeReport[] = [];
+  private processes: ProcessReport[] = [];
+  /** First listen address of node i. */
+  private readonly addrs: string[] = [];
+  private statusSeq = 0;
+
+  constructor(o: ProcessNetOptions) {
+    super(o);
+  }
+
+  async start(): Promise<void> {
+    await this.generateKeys();
+    const k = Math.max(1, this.o.perProcess ?? 1);
+    for (let b = 0; b < this.index.length; b += k) {
+      const nodes = Array.from({ length: Math.min(k, this.index.length - b) }, (_, j) => b + j);
+      // The child's stdout (its pino log) goes to our stderr: stdout may carry --json.
+      const proc = fork(RUN_TS, [CHILD], { stdio: ['ignore', 2, 'inherit', 'ipc'], execArgv: [] });
+      // A send to a child that died emits 'error'; its exit already fails what waits on it.
+      proc.on('error', (err) => this.log.warn({ pid: proc.pid, err: String(err) }, 'volunteer process'));
+      this.children.push({ proc, nodes });
+    }
+    // Every child loads its modules before any node starts, so that loading
+    // does not distort the first probes.
+    await Promise.all(this.children.map((c) => nextReport(c.proc, 'ready', 300_000)));
+    await this.startChild(this.children[0]!, []);
+    // Joins in batches of about 4 nodes, as TestNet. Each joins through node 0
+    // and the two nodes started last: node 0's process gets no more CPU than
+    // any other, so it alone cannot take every handshake when the cores are busy.
+    const batch = Math.max(1, Math.floor(4 / k));
+    for (let b = 1; b < this.children.length; b += batch) {
+      const started = this.addrs.filter((a) => a !== undefined);
+      const boot = [...new Set([started[0]!, ...started.slice(-2)])];
+      await Promise.all(this.children.slice(b, b + batch).map((c) => this.startChild(c, boot)));
+    }
+    await this.startServices(this.addrs);
+    await this.refresh();
+  }
+
+  private async startChild(c: Child, bootstrap: string[]): Promise<void> {
+    const req: StartRequest = {
+      t: 'start',
+      manager: this.managerId,
+      tuning: tuningOf(this.o),
+      runner: this.o.runner ?? {},
+      log: this.log.level,
+      bootstrap,
+      nodes: c.nodes.map((i) => ({ i, key: Buffer.from(privateKeyToProtobuf(this.keys[i]!)).toString('base64'), delays: this.probeDelays(i) })),
+    };
+    c.proc.send(req);
+    const m = await nextReport(c.proc, 'started', 600_000);
+    for (const n of m.nodes) this.addrs[n.i] = n.addrs.find((a) => a.includes('127.0.0.1')) ?? n.addrs[0]!;
+  }
+
+  override async refresh(): Promise<void> {
+    this.processes = await Promise.all(
+      this.children.map(async (c) => {
+        const id = ++this.statusSeq;
+        c.proc.send({ t: 'status', id } satisfies ChildRequest);
+        const m = await nextReport(c.proc, 'status', 60_000, (r) => r.id === id);
+        for (const n of m.nodes) this.reports[n.i] = n;
+        return { rssMB: m.rssMB, maxRssMB: m.maxRssMB, lagP99Ms: m.lagP99Ms, cpuSeconds: m.cpuSeconds };
+      }),
+    );
+  }
+
+  coord(i: number): Coordinate {
+    return fromWireCoord(this.reports[i]!.coord);
+  }
+
+  announcements(i: number): number {
+    return this.reports[i]!.announcements;
+  }
+
+  /** Children's process figures at the last refresh. */
+  usage(): { processes: number; rssSumMB: number; peakRssSumMB: number; cpuSeconds: number; lagP99Ms: number[] } {
+    return {
+      processes: this.processes.length,
+      cpuSeconds: this.processes.reduce((s, p) => s + p.cpuSeconds, 0),
+      rssSumMB: this.processes.reduce((s, p) => s + p.rssMB, 0),
+      peakRssSumMB: this.processes.reduce((s, p) => s + p.maxRssMB, 0),
+      lagP99Ms: this.processes.map((p) => p.lagP99Ms),
+    };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.children.map(async (c) => {
+        if (c.proc.exitCode !== null || c.proc.signalCode !== null) return;
+        const exited = new Promise<void>((resolve) => c.proc.once('exit', () => resolve()));
+        if (c.proc.connected) c.proc.send({ t: 'stop' } satisfies ChildRequest);
+        const timer = setTimeout(() => c.proc.kill('SIGKILL'), 20_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+    await this.stopServices();
+  }
+}
+
+/** The plain-data volunteer settings of `o` (not the matrix: the children get delays). */
+function tuningOf(o: VolunteerTuning): VolunteerTuning {
+  const { seed, coordIntervalMs, coordFanout, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs } = o;
+  return { seed, coordIntervalMs, coordFanout, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs };
+}
+
+/** The child's next report of type `t` (matching `match`); rejects when the
+ * child reports a failure, exits, or stays silent for `timeoutMs`. */
+function nextReport<T extends ChildReport['t']>(
+  proc: ChildProcess,
+  t: T,
+  timeoutMs: number,
+  match: (m: Extract<ChildReport, { t: T }>) => boolean = () => true,
+): Promise<Extract<ChildReport, { t: T }>> {
+  return new Promise((resolve, reject) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      reject(new Error(`volunteer process ${proc.pid} has exited`));
+      return;
+    }
+    const done = (err: Error | undefined, m?: Extract<ChildReport, { t: T }>) => {
+      clearTimeout(timer);
+      proc.off('message', onMessage);
+      proc.off('exit', onExit);
+      if (err !== undefined) reject(err);
+      else resolve(m!);
+    };
+    const onMessage = (m: ChildReport) => {
+      if (m.t === 'failed') done(new Error(`volunteer process ${proc.pid}: ${m.error}`));
+      else if (m.t === t && match(m as Extract<ChildReport, { t: T }>)) done(undefined, m as Extract<ChildReport, { t: T }>);
+    };
+    const onExit = (code: number | null) => done(new Error(`volunteer process ${proc.pid} exited (${code}) before '${t}'`));
+    const timer = setTimeout(() => done(new Error(`volunteer process ${proc.pid}: no '${t}' within ${timeoutMs} ms`)), timeoutMs);
+    proc.on('message', onMessage);
+    proc.on('exit', onExit);
+  });
+}
