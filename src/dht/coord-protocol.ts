@@ -15,7 +15,7 @@
 import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import type { Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
+import type { IdentifyResult, Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { VivaldiNode } from '../coords/index.js';
 import type { Rng } from '../rng.js';
@@ -97,11 +97,24 @@ export class CoordService {
     });
     this.running = true;
     if (this.o.vivaldi !== undefined) this.schedule(0);
+    // A node without coordinates (the manager) never probes, and crawlers stop
+    // probing a peer once they know it is not a crawler, so after a restart it
+    // would never hear from them again: it asks each peer that connects instead.
+    else this.o.libp2p.addEventListener('peer:identify', this.onIdentify);
   }
+
+  private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
+    const { peerId, protocols } = evt.detail;
+    const id = peerId.toString();
+    const known = this.o.peers.get(id);
+    if (!this.running || !protocols.includes(COORD_PROTOCOL) || (known !== undefined && !known.down)) return;
+    this.info(id).catch((err: unknown) => this.o.log?.debug({ peer: id, err: String(err) }, 'info on connect failed'));
+  };
 
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer !== undefined) clearTimeout(this.timer);
+    this.o.libp2p.removeEventListener('peer:identify', this.onIdentify);
     this.closing.abort();
     await this.o.libp2p.unhandle(COORD_PROTOCOL).catch(() => undefined);
   }

@@ -10,6 +10,7 @@ import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
 import { parseTask } from '../crawler/task.js';
 import { startLibp2pPeer, stopLibp2pQuietly, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { ManagerLink } from './manager-link.js';
 import { PeerTable, toWireCoord } from '../dht/peers.js';
 import { CoordService } from '../dht/coord-protocol.js';
 import { Announcer } from '../dht/announce.js';
@@ -79,6 +80,8 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   taskRateLimit?: RateLimitOptions;
   routerCacheTtlMs?: number;
   bootstrapTimeoutMs?: number;
+  /** Gap between checks of the connection to the manager, ms (see ManagerLink). */
+  managerCheckMs?: number;
   log: Logger;
 }
 
@@ -119,6 +122,7 @@ export class VolunteerNode {
   readonly receiver: TaskReceiver<Task>;
   readonly router: Router;
   readonly runner: TaskRunner;
+  readonly managerLink: ManagerLink;
   private readonly o: VolunteerNodeOptions;
   private readonly held = new Map<string, Held>();
   private readonly migrated = new Set<string>();
@@ -137,6 +141,7 @@ export class VolunteerNode {
     const seed = o.seed ?? 1;
     this.vivaldi = new VivaldiNode(o.vivaldi ?? {}, createRng(deriveSeed(seed, `vivaldi:${libp2p.peerId.toString()}`)));
     this.runner = o.createRunner({ upload: (r) => this.upload(r) });
+    this.managerLink = new ManagerLink({ libp2p, manager: o.manager, bootstrap: parseBootstrap(o.bootstrap ?? []), checkMs: o.managerCheckMs, log: o.log });
     this.coords = new CoordService({
       libp2p,
       peers: this.peers,
@@ -197,6 +202,7 @@ export class VolunteerNode {
         await n.receiver.start();
         if (boot.length > 0) await n.bootstrap(boot);
         n.announcer.start();
+        n.managerLink.start();
       },
       // A volunteer also has its runner and announcements to stop.
       abandon: (n) => n.kill(),
@@ -359,6 +365,7 @@ export class VolunteerNode {
   async kill(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.managerLink.stop();
     this.receiver.stopAccepting();
     await this.coords.stop().catch(() => undefined);
     await this.announcer.withdraw().catch(() => undefined);
