@@ -36,6 +36,15 @@ export function intArg(name: string, min: number, max: number): (v: string) => n
   };
 }
 
+/** Option parser: a decimal number in [min, max]. */
+export function numberArg(name: string, min: number, max: number): (v: string) => number {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number in ${min}..${max}`);
+    return n;
+  };
+}
+
 /** Option parser for a repeatable multiaddr flag. */
 export function multiaddrArg(v: string, prev: string[] = []): string[] {
   try {

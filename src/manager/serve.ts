@@ -14,7 +14,7 @@ import { ManagerNode } from './network.js';
 import { Storage } from './storage.js';
 import { StoreLockedError } from './store.js';
 import { WarcExporter } from './warc.js';
-import { intArg, multiaddrArg, untilSignal } from '../cli.js';
+import { intArg, multiaddrArg, numberArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
 import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
 import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api-auth.js';
@@ -26,12 +26,6 @@ export function defaultManagerDir(): string {
 function strategyArg(v: string): StrategyName {
   if (!(STRATEGIES as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${STRATEGIES.join(', ')}`);
   return v as StrategyName;
-}
-
-function timeScaleArg(v: string): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < 1 || n > MAX_TIME_SCALE) throw new InvalidArgumentError(`must be a number in 1..${MAX_TIME_SCALE} (1 = real time)`);
-  return n;
 }
 
 function rateCapArg(v: string): number | null {
@@ -190,7 +184,7 @@ export function registerServe(program: Command): void {
     .option('--sync', 'fsync every database write (power-loss safe, slower)', false)
     .option('--tick <ms>', 'scheduler step period', intArg('--tick', 10, 600_000), 1000)
     .option('--route-concurrency <n>', 'orders signed and routed at once', intArg('--route-concurrency', 1, 1024), 16)
-    .option('--time-scale <x>', 'compress every interval, timeout and delay by x (demos and test networks: 60 makes an hour a minute)', timeScaleArg, 1)
+    .option('--time-scale <x>', 'compress every interval, timeout and delay by x (demos and test networks: 60 makes an hour a minute)', numberArg('--time-scale', 1, MAX_TIME_SCALE), 1)
     .option('--log-level <level>', 'pino log level', 'info')
     .action(async (flags: ServeFlags) => {
       await runServe(flags);

@@ -13,7 +13,7 @@ import { deriveSeed } from '../../rng.js';
 import { TestWeb } from '../../../test/web/testweb.js';
 import { ManagerApi } from './api.js';
 import { Churn } from './churn.js';
-import { parseFlags, USAGE, UsageError, type DemoFlags } from './flags.js';
+import { parseFlags, type DemoFlags } from './flags.js';
 import { spawnVolunteerProcess, startManagerProcess, type ManagerProcess, type ProcessHandle } from './processes.js';
 import { buildReport, formatReport, type DemoReport } from './report.js';
 import { accumulate, channelFor, DemoClock, DEMO_EPOCH, measureTruth, siteSpecs, type GroupTruth, type TruthSnapshot } from './world.js';
@@ -199,20 +199,7 @@ export function fmtSim(ms: number): string {
 }
 
 async function main(): Promise<void> {
-  let flags: DemoFlags | 'help';
-  try {
-    flags = parseFlags(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`demo: ${err.message}\n\n${USAGE}`);
-      process.exit(2);
-    }
-    throw err;
-  }
-  if (flags === 'help') {
-    process.stdout.write(USAGE);
-    return;
-  }
+  const flags = parseFlags(process.argv.slice(2));
   let report: DemoReport;
   try {
     report = await runDemo(flags);
