@@ -7,6 +7,7 @@
 // Each check returns null or the rejection to send; none reads the body.
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import { InvalidArgumentError } from 'commander';
 import { bearerMatches } from './api-auth.js';
 
 export interface Rejection {
@@ -22,7 +23,8 @@ export function isUnsafe(method: string): boolean {
 
 /** Splits a Host header into a lowercase name (IPv6 without brackets) and port; null if malformed. */
 function parseHost(value: string): { name: string; port: number } | null {
-  const m = /^(\[[0-9a-f:.]+\]|[^[\]:]+)(?::(\d{1,5}))?$/i.exec(value.trim());
+  // A host name (RFC 1123 letters, digits, hyphens, dots; '_' as some resolvers allow) or a bracketed IPv6 literal.
+  const m = /^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::(\d{1,5}))?$/i.exec(value.trim());
   if (!m) return null;
   return { name: m[1]!.replace(/^\[(.*)\]$/, '$1').toLowerCase(), port: m[2] !== undefined ? Number(m[2]) : 80 };
 }
@@ -35,6 +37,12 @@ function parseHost(value: string): { name: string; port: number } | null {
  * the operator's (--allowed-host): "name" matches any port (behind a reverse
  * proxy the public port differs), "name:port" only that port.
  */
+/** Option parser for --allowed-host: "name" or "name:port", checked as a Host header would be. */
+export function allowedHostArg(v: string, prev: string[] = []): string[] {
+  if (parseHost(v) === null) throw new InvalidArgumentError(`expected a host name or name:port (got ${JSON.stringify(v)})`);
+  return [...prev, v];
+}
+
 export function hostChecker(bound: string, port: number, extra: readonly string[] = []): (host: string | undefined) => Rejection | null {
   const wildcard = bound === '0.0.0.0' || bound === '::';
   const exact = new Set(['localhost', '127.0.0.1', '::1', bound.toLowerCase()].map((n) => `${n} ${port}`));

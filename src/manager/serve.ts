@@ -18,6 +18,7 @@ import { intArg, multiaddrArg, numberArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
 import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
 import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api-auth.js';
+import { allowedHostArg } from './api-guard.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -176,7 +177,7 @@ export function registerServe(program: Command): void {
     .option('--http-host <addr>', 'operator HTTP API bind address (beyond loopback the API requires a bearer token)', '127.0.0.1')
     .addOption(new Option('--api-token <token>', 'bearer token the operator API requires, even on loopback (default: generated into <data-dir>/api-token when needed)').env(TOKEN_ENV))
     .option('--require-token', 'require the bearer token on loopback too (shared machines)', false)
-    .option('--allowed-host <name>', 'another Host name the operator API answers to, "name" or "name:port" (repeatable; e.g. behind a reverse proxy)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--allowed-host <name>', 'another Host name the operator API answers to, "name" or "name:port" (repeatable; e.g. behind a reverse proxy)', allowedHostArg)
     .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')}`, strategyArg, 'iir')
     .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3; 'off' for no cap)", rateCapArg, 2)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)

@@ -252,6 +252,7 @@ describe('operator HTTP API', () => {
     const storage = new Storage(m);
     await expect(startApi({ manager: m, storage }, { port: 0, host: '0.0.0.0' })).rejects.toThrow(/refusing to serve the operator API on 0\.0\.0\.0 without a token/);
     await expect(startApi({ manager: m, storage }, { port: 0, allowedHosts: ['bad host:x'] })).rejects.toThrow(/--allowed-host "bad host:x"/);
+    await expect(startApi({ manager: m, storage }, { port: 0, allowedHosts: ['bad host'] })).rejects.toThrow(/--allowed-host "bad host"/);
     const api = await startApi({ manager: m, storage }, { port: 0, host: '0.0.0.0', auth: { token: TOKEN, file: null }, allowedHosts: ['manager.example.org', 'alias.example:9'] });
     cleanups.push(() => api.close());
     const port = Number(new URL(api.url).port);

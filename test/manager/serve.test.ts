@@ -64,5 +64,8 @@ describe('dht-manager serve', () => {
     const bad = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--strategy', 'fastest'], { cwd: root, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/must be one of fixed, iir, icr/);
+    const host = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--allowed-host', 'a b'], { cwd: root, encoding: 'utf8' });
+    expect(host.status).toBe(2);
+    expect(host.stderr).toMatch(/--allowed-host.*expected a host name or name:port \(got "a b"\)/);
   });
 });
