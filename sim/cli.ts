@@ -5,6 +5,7 @@ import { SingleBar } from 'cli-progress';
 import { createProgram, runProgram } from '../src/cli.js';
 import type { StrategyName } from '../src/recrawl/index.js';
 import { STRATEGIES } from '../src/recrawl/index.js';
+import { registerAuditPaper } from './audit-cli.js';
 import { jsonSummary, markdown, writeOut } from './report.js';
 import { runScenario } from './run.js';
 
@@ -108,5 +109,7 @@ program
     if (flags.json) process.stdout.write(JSON.stringify(jsonSummary(report)) + '\n');
     else process.stdout.write(markdown(report) + '\n');
   });
+
+registerAuditPaper(program);
 
 await runProgram(program);
