@@ -16,6 +16,13 @@ function verdictText(v: Verdict): string {
   return v === 'infeasible' ? '**INFEASIBLE**' : v === 'marginal' ? 'marginal' : 'feasible';
 }
 
+const SIDE_HEAD = ['bound', 'published', 'published / bound', 'verdict'];
+
+/** One side (weighted or unweighted) of a bound as table cells, in SIDE_HEAD's order. */
+function sideCells(sd: BoundSide): string[] {
+  return [sd.bound.toFixed(4), String(sd.published), sd.required.toFixed(3), verdictText(sd.verdict)];
+}
+
 function sideLine(label: string, num: number, nt: number, sd: BoundSide): string {
   const need = `needs ${pct(sd.required)} success${sd.required > 1 ? ', more than every task' : ''}`;
   return `${label}: ${e6(num)} / ${e6(nt)} = **${sd.bound.toFixed(4)}**; published ${sd.published} = ${sd.required.toFixed(3)} × bound → ${verdictText(sd.verdict)} (${need})`;
@@ -83,20 +90,8 @@ export function markdownAudit(r: AuditReport): string {
     '## 3. Summary: published quality against the bound',
     '',
     table(
-      ['scenario', 'strategy', 'tasks', 'bound (w)', 'published (w)', 'published / bound', 'verdict', 'bound', 'published', 'published / bound', 'verdict'],
-      r.bounds.map((b) => [
-        b.scenario,
-        up(b.strategy),
-        e6(b.tasks),
-        b.weighted.bound.toFixed(4),
-        String(b.weighted.published),
-        b.weighted.required.toFixed(3),
-        verdictText(b.weighted.verdict),
-        b.unweighted.bound.toFixed(4),
-        String(b.unweighted.published),
-        b.unweighted.required.toFixed(3),
-        verdictText(b.unweighted.verdict),
-      ]),
+      ['scenario', 'strategy', 'tasks', ...SIDE_HEAD.map((h) => `${h} (w)`), ...SIDE_HEAD],
+      r.bounds.map((b) => [b.scenario, up(b.strategy), e6(b.tasks), ...sideCells(b.weighted), ...sideCells(b.unweighted)]),
     ),
     '',
     '## 4. The same bounds under other readings',
@@ -104,18 +99,8 @@ export function markdownAudit(r: AuditReport): string {
     ...(Object.entries(READINGS) as [ReadingId, string][]).map(([id, text]) => `- \`${id}\`: ${text}`),
     '',
     table(
-      ['scenario', 'strategy', 'reading', 'bound (w)', 'published / bound', 'verdict', 'bound', 'published / bound', 'verdict'],
-      r.readings.map((x) => [
-        x.scenario,
-        up(x.strategy),
-        x.reading,
-        x.weighted.bound.toFixed(4),
-        x.weighted.required.toFixed(3),
-        verdictText(x.weighted.verdict),
-        x.unweighted.bound.toFixed(4),
-        x.unweighted.required.toFixed(3),
-        verdictText(x.unweighted.verdict),
-      ]),
+      ['scenario', 'strategy', 'reading', ...SIDE_HEAD.map((h) => `${h} (w)`), ...SIDE_HEAD],
+      r.readings.map((x) => [x.scenario, up(x.strategy), x.reading, ...sideCells(x.weighted), ...sideCells(x.unweighted)]),
     ),
     '',
     '## 5. Success rates the published weighted scores need, against §4.2',
