@@ -301,3 +301,15 @@ describe('channel database', () => {
     expect(it!.hostCoord?.vec.length).toBe(2);
   });
 });
+
+describe('page versions', () => {
+  it("versions() of a URL leaves out the versions of URLs that continue it with '!'", async () => {
+    const s = await setup({ recrawl: { minInterval: 0 } });
+    const ch = await s.m.addChannel({ url: 'http://bang.test/' });
+    const st = new Storage(s.m);
+    const [it] = await s.m.issueDue();
+    await st.ingest(upload(it!.task, resultFor(it!.task, [{ path: '/a', body: 'a' }, { path: '/a!b', body: 'ab' }, { path: '/a!00000001', body: 'a1' }])), 'p');
+    expect((await st.versions(ch.id, 'http://bang.test/a')).map((v) => [v.url, v.text])).toEqual([['http://bang.test/a', 'a']]);
+    expect((await st.versions(ch.id, 'http://bang.test/a!b')).map((v) => v.text)).toEqual(['ab']);
+  });
+});
