@@ -439,7 +439,8 @@ export class Storage {
 
   /** All stored versions of one page, oldest first. */
   async versions(channelId: string, url: string): Promise<PageVersion[]> {
-    const rows = await this.m.store.range<PageVersion>(`pv!${channelId}!${url}!`);
+    const r = K.pageVersionRange(channelId, url);
+    const rows = await this.m.store.between<PageVersion>(r, r.gte.length - 1);
     return this.withText(channelId, rows.map((r) => r.value));
   }
 

@@ -23,6 +23,9 @@ export const K = {
   pageLatest: (id: string, url: string) => `pl!${id}!${url}`,
   pageLatestPrefix: (id: string) => `pl!${id}!`,
   pageVersion: (id: string, url: string, v: number) => `pv!${id}!${url}!${String(v).padStart(8, '0')}`,
+  /** Keys of every version of one page: `pv!<id>!<url>!` followed by digits only. A
+   * plain prefix scan would also match the versions of `<url>!…` (another page). */
+  pageVersionRange: (id: string, url: string) => ({ gte: `pv!${id}!${url}!0`, lt: `pv!${id}!${url}!:`, rest: /^\d+$/ }),
   /** The page text of a version, stored as a raw UTF-8 string (no JSON escaping: 4× faster for 20 KB pages). */
   pageText: (id: string, url: string, v: number) => `px!${id}!${url}!${String(v).padStart(8, '0')}`,
   task: (id: string) => `t!${id}`,
@@ -104,6 +107,13 @@ export class Store {
     } finally {
       await it.close();
     }
+    return out;
+  }
+
+  /** Entries with keys in [gte, lt) whose remainder after `prefixLength` characters matches `rest`. */
+  async between<T>(r: { gte: string; lt: string; rest: RegExp }, prefixLength: number): Promise<{ key: string; value: T }[]> {
+    const out: { key: string; value: T }[] = [];
+    for await (const [key, value] of this.db.iterator({ gte: r.gte, lt: r.lt })) if (r.rest.test(key.slice(prefixLength))) out.push({ key, value: value as T });
     return out;
   }
 
