@@ -166,7 +166,7 @@ async function main(): Promise<void> {
     ...Array.from({ length: CHANNELS }, (_, i) => ({ name: `c${i}`, pages: PAGES, fanout: FANOUT, pageBytes: PAGE_BYTES })),
     { name: 'big', pages: BIG_PAGES, fanout: FANOUT, pageBytes: BIG_PAGE_BYTES },
   ];
-  const web = startChild(['bin/run-ts.js', 'test/web/serve.ts', JSON.stringify({ sites })]);
+  const web = startChild(['bin/run-ts.js', 'testbed/web/serve.ts', JSON.stringify({ sites })]);
   const { origins } = JSON.parse(await firstLine(web.lines)) as { origins: Record<string, string> };
   const log = (s: string) => {
     if (!json) process.stderr.write(s + '\n');

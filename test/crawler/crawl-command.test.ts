@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gunzipSync } from 'node:zlib';
-import { TestWeb } from '../web/testweb.js';
+import { TestWeb } from '../../testbed/web/testweb.js';
 
 const run = promisify(execFile);
 let web: TestWeb;

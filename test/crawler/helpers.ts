@@ -1,5 +1,5 @@
 import { parseTask, type ResultSink, type Task, type TaskResult } from '../../src/crawler/task.js';
-import type { Site } from '../web/testweb.js';
+import type { Site } from '../../testbed/web/testweb.js';
 
 /** Collects uploaded parts. */
 export class CollectSink implements ResultSink {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskManager } from '../../src/crawler/manager.js';
 import { TaskValidationError, type Task } from '../../src/crawler/task.js';
-import { TestWeb } from '../web/testweb.js';
+import { TestWeb } from '../../testbed/web/testweb.js';
 import { CollectSink, siteTask } from './helpers.js';
 
 let web: TestWeb;

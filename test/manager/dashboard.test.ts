@@ -13,7 +13,7 @@ import pino from 'pino';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startManager, type RunningManager, type ServeFlags } from '../../src/manager/serve.js';
 import { TOKEN_FILE } from '../../src/manager/api-auth.js';
-import { TestWeb } from '../web/testweb.js';
+import { TestWeb } from '../../testbed/web/testweb.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 let dir: string;

@@ -7,14 +7,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { DemoReport } from '../../src/manager/demo/report.js';
+import type { DemoReport } from '../../demo/report.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /** Runs the demo; `onStderr` sees its progress output as it grows. */
 function run(args: string[], timeoutMs: number, onStderr?: (soFar: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
-    const p = spawn(process.execPath, [join(ROOT, 'bin/run-ts.js'), 'src/manager/demo/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [join(ROOT, 'bin/run-ts.js'), 'demo/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

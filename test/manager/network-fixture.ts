@@ -11,7 +11,7 @@ import type { PrivateKey } from '@libp2p/interface';
 import { VolunteerNode, type VolunteerNodeOptions } from '../../src/node/node.js';
 import { startManager, type RunningManager } from '../../src/manager/serve.js';
 import type { ManagerOptions } from '../../src/manager/manager.js';
-import { TestWeb, type SiteSpec } from '../web/testweb.js';
+import { TestWeb, type SiteSpec } from '../../testbed/web/testweb.js';
 
 export interface LoopbackNetworkOptions {
   /** Prefix of the manager's temp data dir. */

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestWeb } from '../web/testweb.js';
+import { TestWeb } from '../../testbed/web/testweb.js';
 import { waitFor } from '../net/harness.js';
-import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../../src/manager/demo/processes.js';
+import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../../testbed/processes.js';
 
 const DAY = 86_400_000;
 /** 1 real second = 10 manager minutes: group intervals 6 s … 96 s, task timeouts ≥ 8 s. */

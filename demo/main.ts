@@ -9,12 +9,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deriveSeed } from '../../rng.js';
-import { TestWeb } from '../../../test/web/testweb.js';
+import { deriveSeed } from '../src/rng.js';
+import { TestWeb } from '../testbed/web/testweb.js';
 import { ManagerApi } from './api.js';
 import { Churn } from './churn.js';
 import { parseFlags, type DemoFlags } from './flags.js';
-import { spawnVolunteerProcess, startManagerProcess, type ManagerProcess, type ProcessHandle } from './processes.js';
+import { spawnVolunteerProcess, startManagerProcess, type ManagerProcess, type ProcessHandle } from '../testbed/processes.js';
 import { buildReport, formatReport, type DemoReport } from './report.js';
 import { accumulate, channelFor, DemoClock, DEMO_EPOCH, measureTruth, siteSpecs, type GroupTruth, type TruthSnapshot } from './world.js';
 

@@ -2,10 +2,10 @@
 // profiles, the compressed clock both the test web and the manager run on, and
 // the ground-truth measure of freshness and age of what the manager stored
 // (read through its HTTP API).
-import { createRng, deriveSeed, randomInt } from '../../rng.js';
-import { MINUTE } from '../scheduler.js';
+import { createRng, deriveSeed, randomInt } from '../src/rng.js';
+import { MINUTE } from '../src/manager/scheduler.js';
 import { ApiError, type ManagerApi } from './api.js';
-import type { SiteSpec, TestWeb } from '../../../test/web/testweb.js';
+import type { SiteSpec, TestWeb } from '../testbed/web/testweb.js';
 
 /** Change profiles: mean changes per page per SIMULATED day, and the operator's initial group. */
 export const PROFILES = [

@@ -1,7 +1,7 @@
 // The demo's command line, on the same commander shape as the executables
 // (src/cli.ts): --help, and a bad flag prints the reason and the help and exits 2.
 import { resolve } from 'node:path';
-import { createProgram, intArg, numberArg } from '../../cli.js';
+import { createProgram, intArg, numberArg } from '../src/cli.js';
 
 export interface DemoFlags {
   volunteers: number;

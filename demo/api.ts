@@ -1,8 +1,8 @@
 // The demo's only view of the manager: the operator HTTP API (../http.ts), as
 // any operator's client sees it. The response types name the manager's own
 // types so a change of shape there fails the type check here.
-import type { Manager } from '../manager.js';
-import type { Channel, RecrawlHistoryRecord } from '../model.js';
+import type { Manager } from '../src/manager/manager.js';
+import type { Channel, RecrawlHistoryRecord } from '../src/manager/model.js';
 
 export type Counters = Manager['counters'];
 export type GroupView = ReturnType<Manager['groups']>[number];

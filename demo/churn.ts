@@ -4,7 +4,7 @@
 // N(L, L/5), leaves — gracefully (SIGTERM: it migrates its tasks) with p = 1/3,
 // silently (SIGKILL: its tasks fail at their deadline) otherwise — stays away
 // N(0.6 L, 0.2 L) and rejoins with the same identity. Seeded.
-import { createRng, deriveSeed, normal, uniform, type Rng } from '../../rng.js';
+import { createRng, deriveSeed, normal, uniform, type Rng } from '../src/rng.js';
 
 export interface ChurnStats {
   graceful: number;

@@ -10,7 +10,7 @@ import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
+const ROOT = resolve(import.meta.dirname, '..');
 const START_TIMEOUT_MS = 90_000;
 const TAIL_LINES = 200;
 /** Bytes read from the end of a log file to find its last TAIL_LINES lines. */
