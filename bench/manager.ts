@@ -1,12 +1,12 @@
 // npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--ingest-seconds S] [--no-warc]
 //
 // The manager without the network, on a real LevelDB:
-//   1. populate: N channels through Manager.addChannels (validated, batched);
+//   1. populate: N channels through the channel service's addMany (validated, batched);
 //   2. restart: close and reopen (scheduler state rebuilt from the database);
 //   3. scheduler throughput: every channel is due; issueDue builds tasks (seeds,
 //      filters, known digests/validators, deadline) and persists task records;
-//   4. ingest: final upload parts of 10 pages × 20 KB text through the storage
-//      module (validation, versions, validators, estimator, WARC); the WARC
+//   4. ingest: final upload parts of 10 pages × 20 KB text through the ingest
+//      service (validation, versions, validators, estimator, WARC); the WARC
 //      worker thread starts and the WARC file is closed inside the timed span;
 //   5. peak RSS (getrusage maxrss) and a second restart with the issued tasks in flight.
 // Targets (issue 6): ≥ 20 000 tasks/s, ≥ 2 000 pages/s, RSS ≤ 1 GB, restart ≤ 10 s.
@@ -19,8 +19,10 @@ import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { sha1_32 } from '../src/crawler/hash.js';
 import type { TaskResult } from '../src/crawler/task.js';
-import { Manager, type IssuedTask } from '../src/manager/manager.js';
-import { Storage } from '../src/manager/storage.js';
+import { Manager } from '../src/manager/manager.js';
+import type { IssuedTask } from '../src/manager/services/tasks.js';
+import { IngestService } from '../src/manager/services/ingest.js';
+import { DEFAULT_GROUPING } from '../src/manager/domain/estimator.js';
 import { WarcExporter } from '../src/manager/warc.js';
 import { createRng } from '../src/rng.js';
 
@@ -82,13 +84,13 @@ const enter = (p: string) => {
 async function main() {
   // 1. populate
   enter('populate');
-  let m = await Manager.open({ dataDir: dir, clock: now, warc: false });
+  let m = await Manager.open({ dataDir: dir, clock: now });
   let t0 = performance.now();
   const existing = m.sched.size;
   for (let i = existing; i < N; i += 10_000) {
     const batch: unknown[] = [];
     for (let j = i; j < Math.min(N, i + 10_000); j++) batch.push({ url: `http://h${j}.bench.test/`, group: j % 5 });
-    await m.addChannels(batch);
+    await m.channels.addMany(batch);
     if (((i / 10_000) | 0) % 10 === 0) say(`populate: ${Math.min(N, i + 10_000)} / ${N} channels, rss ${(process.memoryUsage.rss() / 2 ** 20).toFixed(0)} MB`);
   }
   const populateSeconds = (performance.now() - t0) / 1000;
@@ -100,7 +102,7 @@ async function main() {
   // eslint-disable-next-line no-useless-assignment -- drop the reference before reopening, as a restarted process would
   m = null as unknown as Manager;
   t0 = performance.now();
-  m = await Manager.open({ dataDir: dir, clock: now, warc: false });
+  m = await Manager.open({ dataDir: dir, clock: now });
   const restartSeconds = (performance.now() - t0) / 1000;
   say(`restart: ${m.sched.size} channels restored in ${restartSeconds.toFixed(2)} s`);
 
@@ -114,7 +116,7 @@ async function main() {
   const sample: IssuedTask[] = [];
   const keepSample = Number(values['ingest-seconds']) > 0 ? 20_000 : 0;
   while (issued < N && performance.now() - t0 < budget) {
-    const got = await m.issueDue(5000);
+    const got = await m.tasks.issueDue(5000);
     if (got.length === 0) break;
     if (sample.length < keepSample) sample.push(...got.slice(0, keepSample - sample.length));
     issued += got.length;
@@ -127,7 +129,8 @@ async function main() {
   // 4. ingest 20 KB pages
   enter('ingest');
   const warc = values['no-warc'] ? null : new WarcExporter(join(dir, 'warc'));
-  let storage: Storage | null = new Storage(m, warc);
+  // An ingest service of its own, exporting to the WARC writer started here (inside the timed span).
+  let ingest: IngestService | null = new IngestService(m.core, m.tasks, DEFAULT_GROUPING, warc);
   const rng = createRng(42);
   const words = Array.from({ length: 2000 }, () => Math.floor(rng.next() * 2 ** 32).toString(36));
   const text = (k: number) => {
@@ -169,7 +172,7 @@ async function main() {
       errors: [],
       stats: { pagesFetched: 10, pagesChanged: 10, pagesUnchanged: 0, pagesNotModified: 0, pagesFailed: 0, requests: 11, bytes: 200_000, downloadMs: 5000, rttMs: 30, crawlDelayMs: 1000, urlsDiscovered: 10, urlsSpilled: 0 },
     };
-    await storage!.ingest({ orderId: it.task.id, crawler: 'bench', host: it.channel.host, hostRttMs: 30, result }, 'benchPeer');
+    await ingest!.ingest({ orderId: it.task.id, crawler: 'bench', host: it.channel.host, hostRttMs: 30, result }, 'benchPeer');
     pages += 10;
     bytes += 200_000;
   };
@@ -190,10 +193,10 @@ async function main() {
   await m.close();
   // eslint-disable-next-line no-useless-assignment -- drop the references before reopening, as a restarted process would
   m = null as unknown as Manager;
-  storage = null; // the storage module holds the old manager
+  ingest = null; // the ingest service holds the old manager's state
   sample.length = 0;
   t0 = performance.now();
-  m = await Manager.open({ dataDir: dir, clock: now, warc: false });
+  m = await Manager.open({ dataDir: dir, clock: now });
   const restartWithTasksSeconds = (performance.now() - t0) / 1000;
   say(`restart with ${m.sched.countInFlight().issued} tasks in flight: ${restartWithTasksSeconds.toFixed(2)} s`);
   await m.close();

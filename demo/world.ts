@@ -3,7 +3,7 @@
 // the ground-truth measure of freshness and age of what the manager stored
 // (read through its HTTP API).
 import { createRng, deriveSeed, randomInt } from '../src/rng.js';
-import { MINUTE } from '../src/manager/scheduler.js';
+import { MINUTE } from '../src/manager/domain/scheduler.js';
 import { ApiError, type ManagerApi } from './api.js';
 import type { SiteSpec, TestWeb } from '../testbed/web/testweb.js';
 

@@ -6,7 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { Manager } from './manager.js';
 import { defaultManagerDir } from './serve.js';
 import { intArg } from '../cli.js';
-import { StoreLockedError } from './store.js';
+import { StoreLockedError } from './errors.js';
 
 function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
@@ -81,7 +81,7 @@ export function registerChannels(program: Command): void {
       if (input.url === undefined) delete input.url;
       await withManager(f.dataDir, `curl -X POST -H 'content-type: application/json' -d '${JSON.stringify(input)}' http://127.0.0.1:8787/api/channels`, async (m) => {
         try {
-          const c = await m.addChannel(input);
+          const c = await m.channels.add(input);
           process.stdout.write(f.json ? JSON.stringify(c) + '\n' : `added ${c.id}: ${c.kind} ${c.origin} ${c.pathPrefixes.join(',')} (group ${c.group}, depth ${c.depth})\n`);
         } catch (err) {
           process.stderr.write(`dht-manager channels add: ${(err as Error).message}\n`);
@@ -99,7 +99,7 @@ export function registerChannels(program: Command): void {
         let after: string | undefined;
         let n = 0;
         for (;;) {
-          const page = await m.listChannels({ limit: Math.min(1000, f.limit - n), ...(after !== undefined ? { after } : {}) });
+          const page = await m.channels.list({ limit: Math.min(1000, f.limit - n), ...(after !== undefined ? { after } : {}) });
           for (const c of page) {
             process.stdout.write(f.json ? JSON.stringify(c) + '\n' : `${c.id}\t${c.kind}\t${c.origin}\t${c.pathPrefixes.join(',')}\tgroup ${c.group}\tchange ${c.changeInterval.toFixed(1)} min\n`);
           }
@@ -128,7 +128,7 @@ export function registerChannels(program: Command): void {
       if (f.depth !== undefined) extra.depth = f.depth;
       if (f.group !== undefined) extra.group = f.group;
       await withManager(f.dataDir, `curl -X POST --data-binary @${file} -H 'content-type: text/uri-list' http://127.0.0.1:8787/api/channels/import`, async (m) => {
-        const r = await m.importSeedList(text, extra);
+        const r = await m.channels.importSeedList(text, extra);
         for (const s of r.skipped) process.stderr.write(`skipped ${s.line !== undefined ? `line ${s.line}` : s.url}: ${s.reason}\n`);
         process.stdout.write(`imported ${r.added.length} channel(s), skipped ${r.skipped.length}\n`);
       });

@@ -12,8 +12,8 @@ import { Router } from '../dht/router.js';
 import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
 import { createRng, deriveSeed } from '../rng.js';
-import type { DispatchResult, IssuedTask, Manager } from './manager.js';
-import type { Storage } from './storage.js';
+import type { Manager } from './manager.js';
+import type { DispatchResult, IssuedTask } from './services/tasks.js';
 
 /** The libp2p options the manager takes; its connection limit and timeouts
  * stay at createVolcrawlLibp2p's defaults. */
@@ -21,7 +21,6 @@ type ManagerLibp2pOptions = Pick<Libp2pOptions, 'privateKey' | 'listen' | 'annou
 
 export interface ManagerNodeOptions extends ManagerLibp2pOptions {
   manager: Manager;
-  storage: Storage;
   /** Orders being signed and routed at once. */
   routeConcurrency?: number;
   routerCacheTtlMs?: number;
@@ -53,7 +52,7 @@ export class ManagerNode {
     this.receiver = new UploadReceiver({
       libp2p,
       onUpload: async (msg, from) => {
-        await o.storage.ingest(msg, from);
+        await o.manager.ingest.ingest(msg, from);
       },
       log: o.log,
     });
@@ -67,7 +66,7 @@ export class ManagerNode {
         await n.receiver.start();
       },
     });
-    o.manager.dispatch = (t) => node.dispatch(t);
+    o.manager.tasks.dispatch = (t) => node.dispatch(t);
     return node;
   }
 
@@ -131,7 +130,7 @@ export class ManagerNode {
   }
 
   async stop(): Promise<void> {
-    this.o.manager.dispatch = null;
+    this.o.manager.tasks.dispatch = null;
     await this.receiver.stop().catch(() => undefined);
     await this.coords.stop().catch(() => undefined);
     await stopLibp2pQuietly(this.libp2p);

@@ -1,6 +1,6 @@
 // `dht-manager serve`: the manager service. Opens the channel database, starts
 // the libp2p node (a bootstrap peer of the overlay, persistent identity), the
-// storage module (upload server, WARC export), the operator HTTP API, and the
+// ingest service (upload server, WARC export), the operator HTTP API, and the
 // scheduler loop; prints the command volunteers run to join; stops gracefully
 // on SIGINT/SIGTERM.
 import { join } from 'node:path';
@@ -8,17 +8,16 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { defaultDataDir, loadOrCreateIdentity } from '../node/identity.js';
 import { STRATEGIES, type StrategyName } from '../recrawl/index.js';
-import { startApi, type ApiServer } from './http.js';
+import { startApi, type ApiServer } from './api/server.js';
+import { StoreLockedError } from './errors.js';
 import { Manager, type ManagerOptions } from './manager.js';
 import { ManagerNode } from './network.js';
-import { Storage } from './storage.js';
-import { StoreLockedError } from './store.js';
 import { WarcExporter } from './warc.js';
 import { intArg, multiaddrArg, numberArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
 import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
-import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api-auth.js';
-import { allowedHostArg } from './api-guard.js';
+import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api/auth.js';
+import { allowedHostArg } from './api/guard.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -73,32 +72,36 @@ export interface RunningManager {
   manager: Manager;
   node: ManagerNode;
   api: ApiServer;
-  storage: Storage;
   stop(): Promise<void>;
 }
 
 /** Starts everything; used by the CLI and the tests. */
 export async function startManager(flags: ServeFlags, log: Logger, extra: Partial<ManagerOptions> = {}): Promise<RunningManager> {
-  const manager = await Manager.open({
-    dataDir: flags.dataDir,
-    strategy: flags.strategy,
-    ...(flags.rateCap !== undefined ? { rateCap: flags.rateCap } : {}),
-    sync: flags.sync,
-    log,
-    ...timeScaledOptions(flags.timeScale ?? 1),
-    ...extra,
-  });
+  const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc')) : null;
+  let manager: Manager;
+  try {
+    manager = await Manager.open({
+      dataDir: flags.dataDir,
+      strategy: flags.strategy,
+      ...(flags.rateCap !== undefined ? { rateCap: flags.rateCap } : {}),
+      sync: flags.sync,
+      log,
+      warc,
+      ...timeScaledOptions(flags.timeScale ?? 1),
+      ...extra,
+    });
+  } catch (err) {
+    await warc?.close().catch(() => undefined);
+    throw err;
+  }
   let node: ManagerNode | undefined;
   let api: ApiServer | undefined;
-  const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc')) : null;
   try {
     const { key, created, path } = await loadOrCreateIdentity(flags.dataDir);
     log.info({ identity: path, created }, created ? 'created a new manager identity' : 'loaded manager identity');
-    const storage = new Storage(manager, warc);
     node = await ManagerNode.start({
       privateKey: key,
       manager,
-      storage,
       listen: flags.listen && flags.listen.length > 0 ? flags.listen : ['/ip4/0.0.0.0/tcp/4101'],
       announce: flags.announce,
       allowPrivateAddrs: flags.lan,
@@ -108,7 +111,7 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
     });
     const sampler = new Sampler(manager, node, flags.dashboardSampleMs ?? Math.max(1000, 5000 / (flags.timeScale ?? 1)));
     const auth = await resolveApiAuth(flags);
-    api = await startApi({ manager, storage, node, sampler }, { port: flags.httpPort, host: flags.httpHost, auth, allowedHosts: flags.allowedHost ?? [] });
+    api = await startApi({ manager, node, sampler }, { port: flags.httpPort, host: flags.httpHost, auth, allowedHosts: flags.allowedHost ?? [] });
     sampler.start();
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -116,9 +119,10 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
     const n = node;
     let waitingForCrawlers = false;
     const step = async () => {
-      const room = flags.routeConcurrency * 4 - manager.dispatchingCount;
-      await manager.failOverdue();
-      await manager.maybeReassign();
+      const tasks = manager.tasks;
+      const room = flags.routeConcurrency * 4 - tasks.dispatchingCount;
+      await tasks.failOverdue();
+      await tasks.maybeReassign();
       // With no volunteer in sight (first start, or everyone left) a task could
       // only fail at once: due channels wait instead of counting failures.
       const crawlers = n.crawlers().length;
@@ -127,7 +131,7 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
         log.info({ crawlers }, waitingForCrawlers ? 'no volunteer online: due channels wait' : 'volunteers online: issuing tasks');
       }
       if (room > 0 && !waitingForCrawlers) {
-        const issued = await manager.issueDue(room);
+        const issued = await tasks.issueDue(room);
         if (issued.length > 0) log.info({ issued: issued.length, crawlers }, 'tasks issued');
       }
     };
@@ -145,7 +149,6 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       manager,
       node,
       api,
-      storage,
       async stop() {
         stopped = true;
         sampler.stop();

@@ -6,7 +6,7 @@
 // in compressed minutes too, so the strategies and the rate cap see a consistent
 // world. Timeouts keep floors a real network needs (a crawl and an upload take
 // real seconds whatever the scale).
-import { DEFAULT_GROUP_INTERVALS, MINUTE } from './scheduler.js';
+import { DEFAULT_GROUP_INTERVALS, MINUTE } from './domain/scheduler.js';
 import type { ManagerOptions } from './manager.js';
 
 export const MAX_TIME_SCALE = 100_000;

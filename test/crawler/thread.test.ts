@@ -1,7 +1,7 @@
 // Crawls the local test web for real (no mocked fetch).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha1_32 } from '../../src/crawler/hash.js';
-import { resultSchema } from '../../src/manager/result-schema.js';
+import { resultSchema } from '../../src/manager/domain/result-schema.js';
 import { runTask } from '../../src/crawler/thread.js';
 import { pagePath, TestWeb } from '../../testbed/web/testweb.js';
 import { CollectSink, pathOf, siteTask } from './helpers.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startManager, type RunningManager, type ServeFlags } from '../../src/manager/serve.js';
-import { TOKEN_FILE } from '../../src/manager/api-auth.js';
+import { TOKEN_FILE } from '../../src/manager/api/auth.js';
 import { TestWeb } from '../../testbed/web/testweb.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -126,7 +126,7 @@ describe('dashboard', () => {
       const row = page.locator('#channels tbody tr', { hasText: web.site('shop').origin });
       await row.waitFor({ timeout: 30_000 });
       expect(await row.locator('td').nth(2).textContent()).toBe('1');
-      expect((await mgr.manager.listChannels()).map((c) => c.origin)).toContain(web.site('shop').origin);
+      expect((await mgr.manager.channels.list()).map((c) => c.origin)).toContain(web.site('shop').origin);
 
       // A bad URL: the API's error shows, nothing added.
       await page.fill('#add-url', 'ftp://example.org/');
@@ -147,7 +147,7 @@ describe('dashboard', () => {
       await page.check('#edit-pinned');
       await page.click('#edit-form button[type=submit]');
       await page.waitForSelector('#edit-msg.ok', { timeout: 30_000 });
-      const ch = (await mgr.manager.listChannels()).find((c) => c.origin === web.site('shop').origin)!;
+      const ch = (await mgr.manager.channels.list()).find((c) => c.origin === web.site('shop').origin)!;
       expect(ch.group).toBe(0);
       expect(ch.pinnedGroup).toBe(true);
 
@@ -194,7 +194,7 @@ describe('dashboard', () => {
         page.once('dialog', (d) => void d.accept());
         await page.locator('#channels tbody tr', { hasText: 'seed-a.test' }).getByRole('button', { name: 'Remove' }).click();
         await page.waitForSelector('#add-msg.ok', { timeout: 30_000 });
-        expect((await tmgr.manager.listChannels()).map((c) => c.origin)).toEqual(['http://seed-b.test']);
+        expect((await tmgr.manager.channels.list()).map((c) => c.origin)).toEqual(['http://seed-b.test']);
         expect(await page.locator('#token-form').isHidden()).toBe(true);
         expect(problems).toEqual([]);
 

@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Manager } from '../../src/manager/manager.js';
-import { Storage } from '../../src/manager/storage.js';
 import { tempDir } from './helpers.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -33,25 +32,25 @@ describe('durability', () => {
       child.on('exit', (code) => code !== null && fail(new Error(`child exited ${code}`)));
     });
     await new Promise((r) => child.once('close', r));
-    const m = await Manager.open({ dataDir: t.dir, clock: () => Date.UTC(2026, 0, 1), warc: false });
+    const m = await Manager.open({ dataDir: t.dir, clock: () => Date.UTC(2026, 0, 1) });
     cleanups.push(() => m.close());
     const channelIds = acked.filter((l) => l.startsWith('acked channel ')).map((l) => l.slice('acked channel '.length));
     expect(channelIds.length).toBe(20);
-    for (const id of channelIds) expect((await m.getChannel(id)).id).toBe(id);
+    for (const id of channelIds) expect((await m.channels.get(id)).id).toBe(id);
     expect(m.sched.size).toBe(20);
     const tasks = acked.find((l) => l.startsWith('acked tasks '))!.slice('acked tasks '.length).split(',');
     const uploaded = acked.find((l) => l.startsWith('acked upload '))!.slice('acked upload '.length);
-    for (const id of tasks) expect(m.isActive(id)).toBe(id !== uploaded);
+    for (const id of tasks) expect(m.tasks.isActive(id)).toBe(id !== uploaded);
     const ch = uploaded.split('.')[0]!;
-    const pages = await new Storage(m).latest(ch);
+    const pages = await m.pages.latest(ch);
     expect(pages.map((p) => p.text)).toEqual(['stored before the crash']);
-    expect((await m.history(ch)).length).toBe(1);
+    expect((await m.channels.history(ch)).length).toBe(1);
   });
 
   it('CLI verbs refuse a database held by the server, pointing to the HTTP API', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const m = await Manager.open({ dataDir: t.dir, warc: false });
+    const m = await Manager.open({ dataDir: t.dir });
     cleanups.push(() => m.close());
     const r = spawnSync(process.execPath, ['bin/dht-manager.js', 'channels', 'add', 'http://x.test/', '--data-dir', t.dir], { cwd: root, encoding: 'utf8' });
     expect(r.status).toBe(1);

@@ -8,8 +8,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { TaskManager } from '../../src/crawler/manager.js';
-import type { TaskRecord } from '../../src/manager/manager.js';
-import { K } from '../../src/manager/store.js';
 import { waitFor } from '../net/harness.js';
 import { FakeRunner } from '../net/fake-runner.js';
 import { signHandover, type Handover } from '../../src/dht/signing.js';
@@ -41,10 +39,10 @@ describe('manager + migrating volunteer', () => {
     let held: FakeRunner | undefined;
     const a = await net.addVolunteer(0, (sink) => (held = new FakeRunner(sink, { hold: true })));
     const m = mgr.manager;
-    const ch = await m.addChannel({ url: web.site('moved').url('/'), depth: 1, delayMs: 0 });
+    const ch = await m.channels.add({ url: web.site('moved').url('/'), depth: 1, delayMs: 0 });
     await waitFor(() => a.heldTasks().length === 1, 90_000, 'the task to reach the first volunteer');
     const id = a.heldTasks()[0]!;
-    await waitFor(async () => (await m.activeTask(id))?.holder === a.peerId, 30_000, 'the manager to record the first holder');
+    await waitFor(async () => (await m.tasks.active(id))?.holder === a.peerId, 30_000, 'the manager to record the first holder');
 
     // A second volunteer with the real crawler joins; the first one leaves politely.
     const keyB = await generateKeyPair('Ed25519');
@@ -60,7 +58,7 @@ describe('manager + migrating volunteer', () => {
     await expect(claim([forged])).rejects.toThrow(/bad hand-over signature/);
     await expect(claim([await signHandover(keyB, b.peerId, id, b.peerId)])).rejects.toThrow(/no hand-over from the holder/);
     expect(m.counters.uploadsRefused).toBe(2);
-    const still = (await m.activeTask(id))!;
+    const still = (await m.tasks.active(id))!;
     expect(still.holder).toBe(a.peerId);
     expect(still.parts).toBe(0);
     expect(m.counters.uploadsApplied).toBe(0);
@@ -70,16 +68,16 @@ describe('manager + migrating volunteer', () => {
     expect(lost).toEqual([]);
     expect(migrated).toEqual([id]);
 
-    await waitFor(async () => (await m.store.get<TaskRecord>(K.task(id)))?.state === 'done', 90_000, 'the migrated task to be done');
-    const rec = (await m.store.get<TaskRecord>(K.task(id)))!;
+    await waitFor(async () => (await m.repos.tasks.finished(id))?.state === 'done', 90_000, 'the migrated task to be done');
+    const rec = (await m.repos.tasks.finished(id))!;
     expect(rec.holder).toBe(b.peerId);
     expect(rec.parts).toBeGreaterThan(0);
     expect(m.counters.uploadsRefused).toBe(2); // only the two claims above
     expect(m.counters.uploadsApplied).toBeGreaterThan(0);
     expect(m.counters.tasksFailed).toBe(0);
     expect(m.counters.tasksSucceeded).toBeGreaterThanOrEqual(1);
-    const hist = await m.history(ch.id);
+    const hist = await m.channels.history(ch.id);
     expect(hist[0]?.crawler).toBe(b.peerId);
-    expect((await mgr.storage.latest(ch.id)).length).toBe(4);
+    expect((await mgr.manager.pages.latest(ch.id)).length).toBe(4);
   }, 240_000);
 });

@@ -44,11 +44,11 @@ describe('manager + 2 volunteers + test web', () => {
     expect(res.status).toBe(201);
     const ch = (await res.json()) as { id: string };
     const m = mgr.manager;
-    await waitFor(async () => (await m.history(ch.id)).length >= 1, 90_000, 'the first crawl to be stored');
-    const first = await mgr.storage.latest(ch.id);
+    await waitFor(async () => (await m.channels.history(ch.id)).length >= 1, 90_000, 'the first crawl to be stored');
+    const first = await mgr.manager.pages.latest(ch.id);
     expect(first.length).toBe(6);
     expect(first.every((p) => p.version === 1)).toBe(true);
-    const holders = (await m.history(ch.id)).map((h) => h.crawler);
+    const holders = (await m.channels.history(ch.id)).map((h) => h.crawler);
     expect(nodes.map((n) => n.peerId)).toContain(holders[0]);
 
     // Time passes on the test web: pages change.
@@ -56,11 +56,11 @@ describe('manager + 2 volunteers + test web', () => {
     const changed = [0, 1, 2, 3, 4, 5].filter((i) => site.versionAt(i) > site.versionAt(i, web.clock.now() - DAY));
     expect(changed.length).toBeGreaterThan(0);
     const url = site.pageUrl(changed[0]!);
-    await waitFor(async () => (await mgr.storage.versions(ch.id, url)).length >= 2, 90_000, `a second version of ${url}`);
-    const versions = await mgr.storage.versions(ch.id, url);
+    await waitFor(async () => (await mgr.manager.pages.versions(ch.id, url)).length >= 2, 90_000, `a second version of ${url}`);
+    const versions = await mgr.manager.pages.versions(ch.id, url);
     expect(versions[1]!.text).not.toBe(versions[0]!.text);
     expect(versions[1]!.digest).not.toBe(versions[0]!.digest);
-    const h = await m.history(ch.id);
+    const h = await m.channels.history(ch.id);
     const withObs = h.find((x) => x.observation !== null)!;
     expect(withObs.observation!.revisited).toBeGreaterThan(0);
     expect(withObs.observation!.changed).toBeGreaterThan(0);

@@ -7,7 +7,7 @@ import {
   estimateRegular,
   groupEdges,
   nearestGroup,
-} from '../../src/manager/estimator.js';
+} from '../../src/manager/domain/estimator.js';
 
 const IV = [60, 120, 240, 480, 960];
 

@@ -21,7 +21,7 @@ export class Clock {
 }
 
 export async function openManager(dir: string, clock: Clock, extra: Partial<ManagerOptions> = {}): Promise<Manager> {
-  return Manager.open({ dataDir: dir, clock: clock.now, warc: false, ...extra });
+  return Manager.open({ dataDir: dir, clock: clock.now, ...extra });
 }
 
 export interface FakePage {

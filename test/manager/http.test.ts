@@ -2,10 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { startApi, type ApiOptions, type ApiServer } from '../../src/manager/http.js';
-import { apiBanner, resolveApiAuth, TOKEN_FILE, type ApiAuth } from '../../src/manager/api-auth.js';
+import { startApi, type ApiOptions, type ApiServer } from '../../src/manager/api/server.js';
+import { apiBanner, resolveApiAuth, TOKEN_FILE, type ApiAuth } from '../../src/manager/api/auth.js';
 import type { Manager } from '../../src/manager/manager.js';
-import { Storage } from '../../src/manager/storage.js';
 import { Clock, openManager, resultFor, tempDir, upload } from './helpers.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -13,17 +12,16 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: Partial<ApiOptions> = {}): Promise<{ m: Manager; api: ApiServer; storage: Storage }> {
+async function setup(opts: Partial<ApiOptions> = {}): Promise<{ m: Manager; api: ApiServer }> {
   const t = tempDir();
   const m = await openManager(t.dir, new Clock());
-  const storage = new Storage(m);
-  const api = await startApi({ manager: m, storage }, { port: 0, ...opts });
+  const api = await startApi({ manager: m }, { port: 0, ...opts });
   cleanups.push(async () => {
     await api.close();
     await m.close();
     t.cleanup();
   });
-  return { m, api, storage };
+  return { m, api };
 }
 
 /** A request as the dashboard or curl sends it: state-changing ones declare JSON unless `headers` say otherwise. */
@@ -133,16 +131,16 @@ describe('operator HTTP API', () => {
   });
 
   it('imports a seed list, reports tasks, groups, content, candidates and metrics', async () => {
-    const { api, m, storage } = await setup();
+    const { api, m } = await setup();
     const imp = await call(api, 'POST', '/api/channels/import', '# list\nhttp://one.test/\nhttp://two.test/blog/post.html\nnot a url\n', { 'content-type': 'text/uri-list' });
     expect(imp.status).toBe(200);
     expect(imp.json.added).toBe(2);
     expect((imp.json.skipped as unknown[]).length).toBe(1);
     const q = await call(api, 'GET', '/api/tasks?state=queued');
     expect(q.json.queued).toBe(2);
-    const issued = await m.issueDue();
+    const issued = await m.tasks.issueDue();
     const t = issued[0]!;
-    await storage.ingest(upload(t.task, resultFor(t.task, [{ path: '/', body: 'front page' }], { interSite: ['http://three.test/x'] })), 'peer');
+    await m.ingest.ingest(upload(t.task, resultFor(t.task, [{ path: '/', body: 'front page' }], { interSite: ['http://three.test/x'] })), 'peer');
     const content = await call(api, 'GET', `/api/channels/${t.channel.id}/content`);
     expect((content.json.pages as { text: string }[]).map((p) => p.text)).toEqual(['front page']);
     const running = await call(api, 'GET', '/api/tasks?state=issued');
@@ -249,11 +247,10 @@ describe('operator HTTP API', () => {
       await m.close();
       t.cleanup();
     });
-    const storage = new Storage(m);
-    await expect(startApi({ manager: m, storage }, { port: 0, host: '0.0.0.0' })).rejects.toThrow(/refusing to serve the operator API on 0\.0\.0\.0 without a token/);
-    await expect(startApi({ manager: m, storage }, { port: 0, allowedHosts: ['bad host:x'] })).rejects.toThrow(/--allowed-host "bad host:x"/);
-    await expect(startApi({ manager: m, storage }, { port: 0, allowedHosts: ['bad host'] })).rejects.toThrow(/--allowed-host "bad host"/);
-    const api = await startApi({ manager: m, storage }, { port: 0, host: '0.0.0.0', auth: { token: TOKEN, file: null }, allowedHosts: ['manager.example.org', 'alias.example:9'] });
+    await expect(startApi({ manager: m }, { port: 0, host: '0.0.0.0' })).rejects.toThrow(/refusing to serve the operator API on 0\.0\.0\.0 without a token/);
+    await expect(startApi({ manager: m }, { port: 0, allowedHosts: ['bad host:x'] })).rejects.toThrow(/--allowed-host "bad host:x"/);
+    await expect(startApi({ manager: m }, { port: 0, allowedHosts: ['bad host'] })).rejects.toThrow(/--allowed-host "bad host"/);
+    const api = await startApi({ manager: m }, { port: 0, host: '0.0.0.0', auth: { token: TOKEN, file: null }, allowedHosts: ['manager.example.org', 'alias.example:9'] });
     cleanups.push(() => api.close());
     const port = Number(new URL(api.url).port);
     const auth = { authorization: `Bearer ${TOKEN}` };

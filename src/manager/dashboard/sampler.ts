@@ -3,7 +3,7 @@
 // in a bounded ring (what the charts draw). In memory only: the series starts
 // again when the manager restarts.
 import type { Manager } from '../manager.js';
-import type { ManagerNode } from '../network.js';
+import type { NodeView } from '../api/routes.js';
 
 export interface Sample {
   /** Epoch ms (the manager's clock). */
@@ -26,7 +26,7 @@ export class Sampler {
 
   constructor(
     private readonly manager: Manager,
-    private readonly node: ManagerNode | null,
+    private readonly node: NodeView | null,
     readonly sampleMs = 5000,
     readonly capacity = 720,
   ) {}
@@ -44,7 +44,7 @@ export class Sampler {
 
   sample(): Sample {
     const m = this.manager;
-    const t = m.taskSummary();
+    const t = m.reporting.taskSummary();
     const c = m.counters;
     const s: Sample = {
       t: m.clock(),
@@ -56,7 +56,7 @@ export class Sampler {
       tasksSucceeded: c.tasksSucceeded,
       tasksFailed: c.tasksFailed,
       pagesStored: c.pagesStored,
-      groups: m.groups().map((g) => ({ group: g.group, channels: g.channels, intervalMinutes: g.intervalMinutes, updateQuality: g.updateQuality })),
+      groups: m.reporting.groups().map((g) => ({ group: g.group, channels: g.channels, intervalMinutes: g.intervalMinutes, updateQuality: g.updateQuality })),
     };
     this.samples.push(s);
     if (this.samples.length > this.capacity) this.samples.splice(0, this.samples.length - this.capacity);

@@ -7,6 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { ApiTokenError } from '../errors.js';
 
 export const TOKEN_FILE = 'api-token';
 export const TOKEN_ENV = 'VOLCRAWL_API_TOKEN';
@@ -26,10 +27,6 @@ export function isLoopback(host: string): boolean {
   if (h === 'localhost' || h === '::1') return true;
   const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
   return isIP(v4) === 4 && v4.startsWith('127.');
-}
-
-export class ApiTokenError extends Error {
-  override name = 'ApiTokenError';
 }
 
 /** The token to require, or null when the API needs none (loopback, no token configured). */

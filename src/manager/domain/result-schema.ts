@@ -2,7 +2,7 @@
 // upload protocol's schema only checks the envelope; everything the storage
 // module stores is checked here, with bounds.
 import { z } from 'zod';
-import { OUTCOMES, TASK_LIMITS } from '../crawler/task.js';
+import { OUTCOMES, TASK_LIMITS } from '../../crawler/task.js';
 
 export const RESULT_LIMITS = {
   pagesPerPart: 10_000,

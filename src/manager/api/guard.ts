@@ -8,7 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import { InvalidArgumentError } from 'commander';
-import { bearerMatches } from './api-auth.js';
+import { bearerMatches } from './auth.js';
 
 export interface Rejection {
   status: number;

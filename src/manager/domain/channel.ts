@@ -3,15 +3,12 @@
 // with zod plus the crawler's own checks (URL scheme, scope, ReDoS-safe filters)
 // so a channel the manager accepts always yields a task the crawler accepts.
 import { z } from 'zod';
-import { checkFilterPattern, parseOrigin, TASK_LIMITS, TaskValidationError } from '../crawler/task.js';
+import { checkFilterPattern, parseOrigin, TASK_LIMITS, TaskValidationError } from '../../crawler/task.js';
+import { ValidationError } from '../errors.js';
 import type { VisitObservation } from './estimator.js';
 
 export const CHANNEL_KINDS = ['host', 'directory', 'directories'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
-
-export class ValidationError extends Error {
-  override readonly name = 'ValidationError';
-}
 
 /** A stored channel. Times are epoch ms unless named otherwise. */
 export interface Channel {

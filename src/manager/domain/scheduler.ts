@@ -22,10 +22,10 @@ import {
   type RecrawlOptions,
   type RecrawlState,
   type RoundReport,
-} from '../recrawl/index.js';
+} from '../../recrawl/index.js';
 
 export const MINUTE = 60_000;
-export const toMin = (ms: number): number => ms / MINUTE;
+const toMin = (ms: number): number => ms / MINUTE;
 
 /** The paper's group intervals θ_i (minutes), highest priority first. */
 export const DEFAULT_GROUP_INTERVALS: readonly number[] = [60, 120, 240, 480, 960];
@@ -49,9 +49,9 @@ export interface SchedRecord {
 }
 
 /** Which optional per-channel records exist (so issuing a task skips reads that would miss). */
-export const DATA_KNOWN = 1;
-export const DATA_INTER_SEEDS = 2;
-export const DATA_INTER_DIGESTS = 4;
+const DATA_KNOWN = 1;
+const DATA_INTER_SEEDS = 2;
+const DATA_INTER_DIGESTS = 4;
 
 export type RecrawlMeta = Omit<RecrawlState, 'channels' | 'triggerCount' | 'topCount'>;
 
@@ -113,18 +113,13 @@ export class Scheduler {
     return this.slotOf.has(id);
   }
 
-  channelIds(): readonly string[] {
-    return this.ids;
-  }
 
   /** Adds a channel (or restores it from its record). */
   add(id: string, group: number, changeInterval: number, rec?: SchedRecord): void {
     if (this.slotOf.has(id)) throw new Error(`channel ${id} already scheduled`);
     const st = this.state;
     const sameRound = rec !== undefined && rec.round === st.rounds;
-    // `gapSum` is being added to src/recrawl's ChannelRecord (hInterval from update
-    // gaps); set it when present, without depending on it (hence the cast).
-    const c = {
+    const c: ChannelRecord = {
       group: rec?.g ?? group,
       changeInterval: rec?.ci ?? changeInterval,
       subCount: sameRound ? rec.sub : 0,
@@ -134,7 +129,7 @@ export class Scheduler {
       lastUpdate: rec?.lu ?? null,
       updateTimes: rec?.ut ?? [],
       downloadTimes: rec?.dt ?? [],
-    } as ChannelRecord;
+    };
     if (!(c.group >= 0 && c.group < st.groups.length)) c.group = st.groups.length - 1;
     const slot = st.channels.length;
     st.channels.push(c);
@@ -270,13 +265,28 @@ export class Scheduler {
     return { issued, running };
   }
 
-  /** DATA_* bits of the channel. */
-  dataOf(id: string): number {
-    return this.data[this.slot(id)]!;
+  /** Which of the channel's optional records (known pages, inter-site seeds and digests) exist. */
+  optionalRecords(id: string): { known: boolean; interSeeds: boolean; interDigests: boolean } {
+    const x = this.data[this.slot(id)]!;
+    return { known: (x & DATA_KNOWN) !== 0, interSeeds: (x & DATA_INTER_SEEDS) !== 0, interDigests: (x & DATA_INTER_DIGESTS) !== 0 };
   }
 
-  /** Marks an optional record as present; true if that changed the bits. */
-  markData(id: string, bit: number): boolean {
+  /** The channel now has known pages; true if that changed its record. */
+  markKnown(id: string): boolean {
+    return this.markData(id, DATA_KNOWN);
+  }
+
+  /** The channel now has inter-site seeds; true if that changed its record. */
+  markInterSeeds(id: string): boolean {
+    return this.markData(id, DATA_INTER_SEEDS);
+  }
+
+  /** The channel now has inter-site digests; true if that changed its record. */
+  markInterDigests(id: string): boolean {
+    return this.markData(id, DATA_INTER_DIGESTS);
+  }
+
+  private markData(id: string, bit: number): boolean {
     const s = this.slot(id);
     if ((this.data[s]! & bit) === bit) return false;
     this.data[s] = this.data[s]! | bit;
@@ -363,18 +373,7 @@ export class Scheduler {
 
   /** Runs the strategy's reassignment when its trigger fires. */
   maybeReassign(nowMs: number): RoundReport | null {
-    const r = maybeReassign(this.state, toMin(nowMs));
-    return r;
-  }
-
-  groupIntervalMs(): number[] {
-    return this.state.groups.map((g) => g.interval * MINUTE);
-  }
-
-  groupSizes(): number[] {
-    const out = new Array<number>(this.state.groups.length).fill(0);
-    for (const c of this.state.channels) out[c.group]! += 1;
-    return out;
+    return maybeReassign(this.state, toMin(nowMs));
   }
 
   record(id: string): SchedRecord {
@@ -387,7 +386,7 @@ export class Scheduler {
       suc: c.sucCount,
       fail: c.failCount,
       round: this.state.rounds,
-      gs: (c as { gapSum?: number }).gapSum ?? 0,
+      gs: c.gapSum,
       lu: c.lastUpdate,
       ut: c.updateTimes,
       dt: c.downloadTimes,

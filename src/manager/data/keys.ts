@@ -1,0 +1,63 @@
+// The key table: every key the manager's database holds, and the only place
+// that spells one. Keys are strings with a short prefix per record kind (there
+// are millions of them); values are JSON, page texts raw UTF-8. Repositories
+// (channels.ts, tasks.ts, pages.ts, candidates.ts, hosts.ts, meta.ts) build
+// keys here and nothing outside this folder sees one.
+//
+// A prefix ends at a separator that cannot occur inside the part before it:
+// channel ids are `c<base36>`, origins have no '!', so `pl!<id>!` and
+// `co!<origin>!` select exactly one channel or origin. URLs may contain '!',
+// so the versions of one page are selected by a range plus a check of the
+// remainder (pageVersions), never by a bare `pv!<id>!<url>!` prefix.
+
+/** Keys that start with `prefix`, optionally only those whose remainder matches `rest`. */
+export interface KeyRange {
+  prefix: string;
+  /** Lower bound inside the prefix (inclusive); defaults to the prefix itself. */
+  from?: string;
+  /** Upper bound (exclusive); defaults to the end of the prefix. */
+  to?: string;
+  rest?: RegExp;
+}
+
+const within = (prefix: string): KeyRange => ({ prefix });
+/** Versions are zero-padded to 8 digits so they sort in order. */
+const ver = (v: number) => String(v).padStart(8, '0');
+
+export const K = {
+  // channels (data/channels.ts)
+  channel: (id: string) => `c!${id}`,
+  channels: () => within('c!'),
+  /** Identity of a channel (origin + sorted prefixes) → its id: duplicates are refused. */
+  channelKey: (key: string) => `ck!${key}`,
+  origin: (origin: string, id: string) => `co!${origin}!${id}`,
+  originChannels: (origin: string) => within(`co!${origin}!`),
+  sched: (id: string) => `s!${id}`,
+  scheds: () => within('s!'),
+  history: (id: string) => `h!${id}`,
+  known: (id: string) => `kn!${id}`,
+  interSeeds: (id: string) => `is!${id}`,
+  interDigests: (id: string) => `xd!${id}`,
+  // pages (data/pages.ts)
+  pageLatest: (id: string, url: string) => `pl!${id}!${url}`,
+  pagesLatest: (id: string) => within(`pl!${id}!`),
+  pageVersion: (id: string, url: string, v: number) => `pv!${id}!${url}!${ver(v)}`,
+  /** Every version of one page: `pv!<id>!<url>!` then digits only (a URL continuing with '!…' is another page). */
+  pageVersions: (id: string, url: string): KeyRange => ({ prefix: `pv!${id}!${url}!`, from: `pv!${id}!${url}!0`, to: `pv!${id}!${url}!:`, rest: /^\d+$/ }),
+  channelVersions: (id: string) => within(`pv!${id}!`),
+  /** The text of a version, stored as a raw UTF-8 string (no JSON escaping: 4× faster for 20 KB pages). */
+  pageText: (id: string, url: string, v: number) => `px!${id}!${url}!${ver(v)}`,
+  channelTexts: (id: string) => within(`px!${id}!`),
+  // tasks (data/tasks.ts): in flight under ta!, finished under t!
+  task: (id: string) => `t!${id}`,
+  active: (id: string) => `ta!${id}`,
+  actives: () => within('ta!'),
+  // candidate channels (data/candidates.ts)
+  candidate: (origin: string) => `cd!${origin}`,
+  candidates: () => within('cd!'),
+  // hosts (data/hosts.ts)
+  hostRtt: (host: string) => `hr!${host}`,
+  hostCoord: (host: string) => `hc!${host}`,
+  // the rest of the manager's state (data/meta.ts)
+  meta: (name: 'recrawl' | 'seq' | 'counters' | 'lastRound' | 'rounds') => `m!${name}`,
+} as const;

@@ -1,0 +1,117 @@
+// The manager's database: one LevelDB (classic-level) in <data-dir>/db, JSON
+// values, string keys from the key table (keys.ts). Every accepted change is
+// written with one atomic batch before it is acknowledged, so a crash (even
+// kill -9) loses nothing that was acknowledged: LevelDB appends the batch to its
+// write-ahead log before the write returns. With `sync: true` the log is also
+// fsynced (power-loss safe, slower); see docs/manager.md.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Level } from 'level';
+import type { AbstractBatchOperation } from 'abstract-level';
+import { StoreLockedError } from '../errors.js';
+import type { KeyRange } from './keys.js';
+
+export type BatchOp = { type: 'put'; key: string; value: unknown; valueEncoding?: 'utf8' } | { type: 'del'; key: string };
+
+/** Past the last key of a range: '\uffff' sorts after every character a key uses. */
+const END = '\uffff';
+
+function bounds(r: KeyRange, after?: string): { gt?: string; gte?: string; lt: string } {
+  const lt = r.to ?? r.prefix + END;
+  return after !== undefined ? { gt: r.prefix + after, lt } : { gte: r.from ?? r.prefix, lt };
+}
+
+export class Store {
+  private constructor(
+    private readonly db: Level<string, unknown>,
+    readonly dir: string,
+    private readonly sync: boolean,
+  ) {}
+
+  /** Opens (creating) the database. Throws StoreLockedError when another
+   * process (a running `dht-manager serve`) holds it. */
+  static async open(dataDir: string, opts: { sync?: boolean } = {}): Promise<Store> {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const dir = join(dataDir, 'db');
+    // A larger write buffer: uploads write 20 KB page texts, and LevelDB's default 4 MB
+    // memtable would flush (and stall writers on level-0 files) every ~200 pages.
+    const db = new Level<string, unknown>(dir, { valueEncoding: 'json', writeBufferSize: 32 * 1024 * 1024, maxFileSize: 8 * 1024 * 1024 });
+    try {
+      await db.open();
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const text = `${(err as Error).message} ${cause?.message ?? ''}`;
+      if (cause?.code === 'LEVEL_LOCKED' || /lock/i.test(text)) {
+        throw new StoreLockedError(`the database in ${dataDir} is locked by another process (is 'dht-manager serve' running? use its HTTP API instead)`);
+      }
+      throw err;
+    }
+    return new Store(db, dir, opts.sync ?? false);
+  }
+
+  async get<T>(key: string): Promise<T | undefined> {
+    return (await this.db.get(key)) as T | undefined;
+  }
+
+  async getMany<T>(keys: string[]): Promise<(T | undefined)[]> {
+    if (keys.length === 0) return [];
+    return (await this.db.getMany(keys)) as (T | undefined)[];
+  }
+
+  /** Values stored with valueEncoding 'utf8' (page texts). */
+  async getManyText(keys: string[]): Promise<(string | undefined)[]> {
+    if (keys.length === 0) return [];
+    return (await this.db.getMany<string, string>(keys, { valueEncoding: 'utf8' })) as (string | undefined)[];
+  }
+
+  async batch(ops: BatchOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    await this.db.batch(ops as AbstractBatchOperation<Level<string, unknown>, string, unknown>[], { sync: this.sync });
+  }
+
+  /** Entries of the range in key order, at most `limit`, starting after the key `after`. Keys
+   * are returned without the range's prefix. */
+  async range<T>(r: KeyRange, opts: { limit?: number; after?: string } = {}): Promise<{ rest: string; value: T }[]> {
+    const out: { rest: string; value: T }[] = [];
+    await this.each<T>(r, opts, (rest, value) => out.push({ rest, value }));
+    return out;
+  }
+
+  /** Streams the range's entries to `fn` in chunks (for large scans at startup); returns how many. */
+  async scan<T>(r: KeyRange, fn: (rest: string, value: T) => void): Promise<number> {
+    return this.each<T>(r, {}, fn);
+  }
+
+  private async each<T>(r: KeyRange, opts: { limit?: number; after?: string }, fn: (rest: string, value: T) => void): Promise<number> {
+    const it = this.db.iterator({ ...bounds(r, opts.after), limit: r.rest === undefined ? (opts.limit ?? -1) : -1 });
+    const cut = r.prefix.length;
+    const limit = opts.limit ?? Infinity;
+    let n = 0;
+    try {
+      for (;;) {
+        const batch = await it.nextv(5000);
+        if (batch.length === 0) break;
+        for (const [key, value] of batch) {
+          const rest = key.slice(cut);
+          if (r.rest !== undefined && !r.rest.test(rest)) continue;
+          fn(rest, value as T);
+          if (++n >= limit) return n;
+        }
+      }
+    } finally {
+      await it.close();
+    }
+    return n;
+  }
+
+  /** Keys of the range (whole keys, for deletion), without values. */
+  async keys(r: KeyRange): Promise<string[]> {
+    const out: string[] = [];
+    for await (const k of this.db.keys(bounds(r))) if (r.rest === undefined || r.rest.test(k.slice(r.prefix.length))) out.push(k);
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}

@@ -1,0 +1,156 @@
+// The channel database as the operator sees it: add (one, many, a seed list),
+// read, list, change and delete channels. Every change reaches the scheduler and
+// the database together.
+import { ConflictError, NotFoundError } from '../errors.js';
+import type { BatchOp } from '../data/repositories.js';
+import { buildChannel, channelKey, patchChannel, parseSeedList, type Channel, type ChannelDefaults, type RecrawlHistoryRecord } from '../domain/channel.js';
+import type { ServiceCore } from './core.js';
+
+export interface ChannelServiceOptions {
+  /** Group a new channel joins when the operator gives none (default: the middle one). */
+  defaultGroup?: number;
+  channelDefaults?: ChannelDefaults;
+}
+
+export interface SeedImport {
+  added: Channel[];
+  skipped: { line?: number; url?: string; reason: string }[];
+}
+
+/** Seed list lines added per batch. */
+const IMPORT_CHUNK = 5000;
+
+export class ChannelService {
+  private seq: number;
+
+  constructor(
+    private readonly core: ServiceCore,
+    private readonly opts: ChannelServiceOptions,
+    channelSeq: number,
+  ) {
+    this.seq = channelSeq;
+  }
+
+  private get groupCount(): number {
+    return this.core.sched.state.groups.length;
+  }
+
+  /** Validates and stores a new channel; ValidationError or ConflictError otherwise. */
+  async add(raw: unknown): Promise<Channel> {
+    const [r] = await this.addMany([raw]);
+    if (r instanceof Error) throw r;
+    return r!;
+  }
+
+  /** Adds many channels in one batch; each element is the channel or the error for that input. */
+  addMany(raws: unknown[]): Promise<(Channel | Error)[]> {
+    return this.core.commit.run(() => this.addLocked(raws));
+  }
+
+  private async addLocked(raws: unknown[]): Promise<(Channel | Error)[]> {
+    const { repos, sched } = this.core;
+    const now = this.core.clock();
+    const initial = sched.state.groups.map((g) => g.initialInterval);
+    const out: (Channel | Error)[] = [];
+    const fresh: { at: number; ch: Channel; identity: string }[] = [];
+    let seq = this.seq;
+    for (const raw of raws) {
+      try {
+        const ch = buildChannel(raw, {
+          id: `c${(seq + 1).toString(36)}`,
+          now,
+          groupCount: this.groupCount,
+          defaultGroup: this.opts.defaultGroup ?? Math.floor(this.groupCount / 2),
+          groupIntervals: initial,
+          defaults: this.opts.channelDefaults,
+        });
+        seq++;
+        fresh.push({ at: out.length, ch, identity: channelKey(ch.origin, ch.pathPrefixes) });
+        out.push(ch);
+      } catch (err) {
+        out.push(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    const existing = await repos.channels.idsOf(fresh.map((f) => f.identity));
+    const seen = new Map<string, string>();
+    const ops: BatchOp[] = [];
+    const added: Channel[] = [];
+    fresh.forEach(({ at, ch, identity }, i) => {
+      const prior = existing[i] ?? seen.get(identity);
+      if (prior !== undefined) {
+        out[at] = new ConflictError(`channel ${ch.origin} ${ch.pathPrefixes.join(',')} already exists as ${prior}`);
+        return;
+      }
+      seen.set(identity, ch.id);
+      ops.push(...repos.channels.addOps(ch, identity));
+      added.push(ch);
+    });
+    for (const ch of added) sched.add(ch.id, ch.group, ch.changeInterval);
+    for (const ch of added) ops.push(repos.channels.scheduleOp(ch.id, sched.record(ch.id)));
+    ops.push(repos.meta.channelSeqOp(seq));
+    try {
+      await repos.commit(ops);
+    } catch (err) {
+      for (const ch of added) sched.remove(ch.id);
+      throw err;
+    }
+    this.seq = seq;
+    return out;
+  }
+
+  /** Imports a seed list (one URL per line, '#' comments): each URL becomes a channel
+   * (its host, or its directory when the URL has a path). */
+  async importSeedList(text: string, extra: Record<string, unknown> = {}): Promise<SeedImport> {
+    const { urls, errors } = parseSeedList(text);
+    const skipped: SeedImport['skipped'] = errors.map((e) => ({ line: e.line, reason: e.reason }));
+    const added: Channel[] = [];
+    for (let i = 0; i < urls.length; i += IMPORT_CHUNK) {
+      const chunk = urls.slice(i, i + IMPORT_CHUNK);
+      const res = await this.addMany(chunk.map((url) => ({ ...extra, url })));
+      res.forEach((r, j) => (r instanceof Error ? skipped.push({ url: chunk[j]!, reason: r.message }) : added.push(r)));
+    }
+    return { added, skipped };
+  }
+
+  async get(id: string): Promise<Channel> {
+    const ch = await this.core.repos.channels.get(id);
+    if (ch === undefined) throw new NotFoundError(`no channel ${id}`);
+    return ch;
+  }
+
+  list(opts: { after?: string; limit?: number } = {}): Promise<Channel[]> {
+    return this.core.repos.channels.list(opts);
+  }
+
+  async update(id: string, raw: unknown): Promise<Channel> {
+    const { sched, repos } = this.core;
+    return this.core.channelLocks.run(id, () =>
+      this.core.commit.run(async () => {
+        const ch = await this.get(id);
+        const next = patchChannel(ch, raw, { now: this.core.clock(), groupCount: this.groupCount });
+        if (next.group !== ch.group) sched.setGroup(id, next.group);
+        if (next.changeInterval !== ch.changeInterval) sched.setChangeInterval(id, next.changeInterval);
+        await repos.commit([repos.channels.putOp(next), repos.channels.scheduleOp(id, sched.record(id))]);
+        return next;
+      }),
+    );
+  }
+
+  /** Deletes a channel and everything stored for it (pages included). */
+  async delete(id: string): Promise<void> {
+    const { repos } = this.core;
+    await this.core.channelLocks.run(id, () =>
+      this.core.commit.run(async () => {
+        const ch = await this.get(id);
+        const ops = [...repos.channels.deleteOps(ch, channelKey(ch.origin, ch.pathPrefixes)), ...(await repos.pages.deleteChannelOps(id))];
+        await repos.commit(ops);
+        this.core.sched.remove(id);
+      }),
+    );
+  }
+
+  async history(id: string): Promise<RecrawlHistoryRecord[]> {
+    await this.get(id);
+    return this.core.repos.channels.history(id);
+  }
+}

@@ -1,0 +1,83 @@
+// A successful recrawl of a channel, recorded with its final upload: the
+// channel's history, the change-rate estimate and its group (estimator.ts), the
+// scheduler's update, and the known pages the next task carries. Returns the
+// batch operations; the caller holds the commit lock and writes them.
+import type { BatchOp } from '../data/repositories.js';
+import type { Channel, RecrawlHistoryRecord } from '../domain/channel.js';
+import { HISTORY_KEEP } from '../domain/channel.js';
+import { changeIntervalOf, chooseGroup, estimateChangeRate, type GroupingOptions, type VisitObservation } from '../domain/estimator.js';
+import type { KnownEntry, PageLatest, TaskRecord } from '../domain/records.js';
+import { SUCCESS_STATUSES, type UploadedResult } from '../domain/result-schema.js';
+import { MINUTE } from '../domain/scheduler.js';
+import type { ServiceCore } from './core.js';
+
+export interface UpdateInput {
+  ch: Channel;
+  t: TaskRecord;
+  r: UploadedResult;
+  from: string;
+  now: number;
+  /** The channel's history before this visit. */
+  history: RecrawlHistoryRecord[];
+  /** The channel's other stored pages (empty after a complete crawl in one part). */
+  stored: { url: string; latest: PageLatest }[];
+  /** The pages of this part. */
+  latest: Map<string, PageLatest>;
+}
+
+export function recordUpdate(core: ServiceCore, grouping: GroupingOptions, u: UpdateInput): BatchOp[] {
+  const { repos, sched } = core;
+  const { ch, t, r, now } = u;
+  const prevOk = [...u.history].reverse().find((h) => SUCCESS_STATUSES.has(h.status));
+  const observation: VisitObservation | null =
+    prevOk !== undefined && now > prevOk.finishedAt ? { interval: (now - prevOk.finishedAt) / MINUTE, revisited: t.revisited, changed: t.changed } : null;
+  const history = [
+    ...u.history,
+    {
+      taskId: t.id,
+      issuedAt: t.issuedAt,
+      finishedAt: now,
+      status: r.status,
+      crawler: u.from,
+      pagesFetched: r.stats.pagesFetched,
+      pagesChanged: r.stats.pagesChanged,
+      revisited: t.revisited,
+      revisitedChanged: t.changed,
+      newPages: t.newPages,
+      downloadMs: r.stats.downloadMs,
+      observation,
+    },
+  ].slice(-HISTORY_KEEP);
+  const obs = history.flatMap((h) => (h.observation !== null && h.observation.revisited > 0 ? [h.observation] : []));
+  const initial = sched.state.groups.map((g) => g.initialInterval);
+  const rate = estimateChangeRate(obs);
+  const ci = changeIntervalOf(rate, ch.changeInterval, initial, grouping);
+  const group = ch.pinnedGroup ? ch.group : chooseGroup(ch.group, ci, obs.length, initial, grouping);
+  sched.markSuccess(ch.id, t.id, now, r.stats.downloadMs);
+  sched.setChangeInterval(ch.id, ci);
+  sched.markKnown(ch.id); // the known pages are written below, with this record
+  if (group !== ch.group) {
+    sched.setGroup(ch.id, group);
+    core.counters.groupMoves++;
+    core.log.info({ channel: ch.id, from: ch.group, to: group, changeIntervalMin: ci }, 'channel moved between priority groups');
+  }
+  const next: Channel = { ...ch, changeRate: rate, changeInterval: ci, group, updatedAt: now };
+  if (t.livePages > 0) next.expectedPages = t.livePages;
+  core.counters.tasksSucceeded++;
+  return [repos.channels.putOp(next), repos.channels.historyOp(ch.id, history), repos.channels.scheduleOp(ch.id, sched.record(ch.id)), repos.channels.knownOp(ch.id, knownPages(u))];
+}
+
+/** Known pages for the next task: every stored page; after a complete crawl only those seen in it. */
+function knownPages(u: UpdateInput): KnownEntry[] {
+  const all = new Map<string, PageLatest>(u.stored.map((s) => [s.url, s.latest]));
+  for (const [url, v] of u.latest) all.set(url, v);
+  const known: KnownEntry[] = [];
+  for (const [url, v] of all) {
+    if (u.r.status === 'completed' && v.lastTask !== u.t.id) continue;
+    const e: KnownEntry = { url, digest: v.digest, depth: v.depth };
+    if (v.etag !== undefined) e.etag = v.etag;
+    if (v.lastModified !== undefined) e.lastModified = v.lastModified;
+    known.push(e);
+  }
+  return known;
+}
