@@ -67,9 +67,9 @@ export class UpdateQualitySum {
   add(group: number, actualRate: number | null, changeInterval: number): void {
     if (!(Number.isInteger(group) && group >= 0 && group < this.groupCount)) throw new RangeError(`update quality: group must be an integer in 0..${this.groupCount - 1} (got ${group})`);
     if (!(changeInterval > 0 && Number.isFinite(changeInterval))) throw new RangeError(`update quality: change interval must be finite and > 0 (got ${changeInterval})`);
+    if (actualRate !== null && !(actualRate >= 0 && Number.isFinite(actualRate))) throw new RangeError(`update quality: actual rate must be finite and ≥ 0 or null (got ${actualRate})`);
     this.size[group]! += 1;
     if (actualRate === null) return;
-    if (!(actualRate >= 0 && Number.isFinite(actualRate))) throw new RangeError(`update quality: actual rate must be finite and ≥ 0 or null (got ${actualRate})`);
     // λ^actual / λ^expected = actual rate × change interval
     const ratio = actualRate * changeInterval;
     this.sumAll += ratio;
