@@ -139,6 +139,12 @@ describe('dashboard', () => {
       expect(await page.locator('#pwned').count()).toBe(0);
       expect(await page.locator('#channels').textContent()).toContain(evil);
 
+      // A crawler the manager knows: its load reads as words, not JSON.
+      mgr.node.peers.note('12D3KooWcrawlerForTheDashboard', { crawler: true, load: { running: 1, queued: 1, free: 4 }, rttMs: 12 });
+      const crawlerRow = page.locator('#crawlers tbody tr', { hasText: '12D3KooWcrawlerForTheDashboard' });
+      await crawlerRow.waitFor({ timeout: 30_000 });
+      expect(await crawlerRow.locator('td').nth(2).textContent()).toBe('2 of 6 slots busy (1 running, 1 queued)');
+
       // Charts: the <img>s load an SVG with real size.
       await until(page, CHARTS_LOADED);
       // Edit: pin the channel into group 0.

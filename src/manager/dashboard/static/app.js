@@ -67,6 +67,13 @@ function fmtMin(m) {
   if (m < 120) return `${m.toFixed(1)} min`;
   return `${(m / 60).toFixed(1)} h`;
 }
+/** A crawler's load as people read it: "2 of 6 slots busy (1 running, 1 queued)". */
+function fmtLoad(l) {
+  if (!l) return '–';
+  const cap = l.running + l.queued + l.free;
+  const busy = l.running + l.queued;
+  return cap > 0 ? `${busy} of ${cap} slots busy (${l.running} running, ${l.queued} queued)` : `${l.running} running, ${l.queued} queued`;
+}
 function msg(id, text, ok) {
   const p = $(id);
   p.textContent = text;
@@ -100,7 +107,7 @@ async function refreshSummary() {
   );
   fill(
     $('crawlers'),
-    crawlers.crawlers.map((c) => el('tr', {}, el('td', {}, c.id), el('td', {}, c.coord ? c.coord.vec.map((x) => x.toFixed(1)).join(', ') : '–'), el('td', {}, c.load ? JSON.stringify(c.load) : '–'), el('td', {}, c.rttMs === null ? '–' : `${fmt(c.rttMs, 1)} ms`), el('td', {}, `${fmt(c.lastSeenSecondsAgo, 0)} s ago`))),
+    crawlers.crawlers.map((c) => el('tr', {}, el('td', {}, c.id), el('td', {}, c.coord ? c.coord.vec.map((x) => x.toFixed(1)).join(', ') : '–'), el('td', {}, fmtLoad(c.load)), el('td', {}, c.rttMs === null ? '–' : `${fmt(c.rttMs, 1)} ms`), el('td', {}, `${fmt(c.lastSeenSecondsAgo, 0)} s ago`))),
   );
   fill(
     $('failed'),
