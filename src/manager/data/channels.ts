@@ -3,7 +3,7 @@
 // its scheduling record, recrawl history, known pages for the next task, and
 // the inter-site seeds and digests other crawls gave it.
 import type { Channel, RecrawlHistoryRecord } from '../domain/channel.js';
-import type { SchedRecord } from '../domain/scheduler.js';
+import type { SchedRecord } from '../domain/schedule-record.js';
 import { K } from './keys.js';
 import type { KnownEntry } from '../domain/records.js';
 import type { BatchOp, Store } from './store.js';

@@ -2,7 +2,7 @@
 // window), the channel id sequence, the counters, and the recent
 // reassignment rounds.
 import type { RoundReport } from '../../recrawl/index.js';
-import type { RecrawlMeta } from '../domain/scheduler.js';
+import type { RecrawlMeta } from '../domain/schedule-record.js';
 import { K } from './keys.js';
 import type { Counters } from '../domain/records.js';
 import type { BatchOp, Store } from './store.js';

@@ -23,6 +23,7 @@ import {
   type RecrawlState,
   type RoundReport,
 } from '../../recrawl/index.js';
+import type { RecrawlMeta, SchedRecord } from './schedule-record.js';
 
 export const MINUTE = 60_000;
 const toMin = (ms: number): number => ms / MINUTE;
@@ -30,30 +31,11 @@ const toMin = (ms: number): number => ms / MINUTE;
 /** The paper's group intervals θ_i (minutes), highest priority first. */
 export const DEFAULT_GROUP_INTERVALS: readonly number[] = [60, 120, 240, 480, 960];
 
-/** Persisted per-channel scheduling record. */
-export interface SchedRecord {
-  g: number; // group
-  ci: number; // change interval, minutes
-  sub: number;
-  suc: number;
-  fail: number;
-  round: number;
-  gs?: number; // gapSum (minutes), when src/recrawl keeps it
-  lu: number | null; // lastUpdate (minutes)
-  ut: number[]; // updateTimes (minutes)
-  dt: number[]; // downloadTimes (minutes)
-  li: number; // last issue, epoch ms (NaN-free: 0 = never)
-  ra: number; // retry at, epoch ms (0 = none)
-  fl: string | null; // task in flight
-  x?: number; // DATA_* bits (absent in old records: all assumed present)
-}
-
 /** Which optional per-channel records exist (so issuing a task skips reads that would miss). */
 const DATA_KNOWN = 1;
 const DATA_INTER_SEEDS = 2;
 const DATA_INTER_DIGESTS = 4;
 
-export type RecrawlMeta = Omit<RecrawlState, 'channels' | 'triggerCount' | 'topCount'>;
 
 export interface SchedulerOptions {
   recrawl?: Partial<RecrawlOptions>;
@@ -191,10 +173,18 @@ export class Scheduler {
 
   setGroup(id: string, group: number): void {
     if (!(Number.isInteger(group) && group >= 0 && group < this.state.groups.length)) throw new RangeError(`bad group ${group}`);
-    const c = this.channel(id);
+    const s = this.slot(id);
+    const c = this.state.channels[s]!;
     if (c.group === group) return;
     this.count(c, -1);
     c.group = group;
+    // The window's counts and update gaps were measured at the old group's interval and
+    // would drag the new group's IIR interval towards it: the channel starts the window
+    // afresh in its new group (its task in flight, if any, counts as submitted there).
+    c.subCount = this.inflight[s] !== null ? 1 : 0;
+    c.sucCount = 0;
+    c.failCount = 0;
+    c.gapSum = 0;
     this.count(c, +1);
   }
 
