@@ -5,6 +5,7 @@
 import type { Task } from '../../crawler/task.js';
 import type { WireCoord } from '../../dht/signing.js';
 import type { RoundReport } from '../../recrawl/index.js';
+import type { TaskInputs } from '../data/channels.js';
 import type { BatchOp } from '../data/repositories.js';
 import type { Channel } from '../domain/channel.js';
 import { HostGate } from '../domain/host-gate.js';
@@ -102,14 +103,16 @@ export class TaskService {
     const ids = sched.due(now, limit);
     if (ids.length === 0) return [];
     const inputs = await repos.channels.taskInputs(ids, (id) => sched.optionalRecords(id));
+    // One task per host: a channel whose host is being crawled (or already got a task in
+    // this batch) stays due; the round-robin scan comes back to it.
     const taken = new Set<string>();
-    // A channel whose host is being crawled stays due; the round-robin scan comes back to it.
-    const ready = inputs.filter((x): x is typeof x & { channel: Channel } => {
+    const ready: (TaskInputs & { channel: Channel })[] = [];
+    for (const x of inputs) {
       const ch = x.channel;
-      if (ch === undefined || taken.has(ch.host) || this.hostGate.busy(ch.host)) return false;
+      if (ch === undefined || taken.has(ch.host) || this.hostGate.busy(ch.host)) continue;
       taken.add(ch.host);
-      return true;
-    });
+      ready.push({ ...x, channel: ch });
+    }
     const hosts = [...taken];
     const coords = await repos.hosts.coords(hosts);
     const coordOf = new Map<string, WireCoord>();
