@@ -20,7 +20,7 @@ function demoProgram() {
     .usage('[options]   (run it as: npm run demo -- [options])')
     .configureOutput({ outputError: (s, write) => write(`demo: ${s.replace(/^error: /, '')}`) })
     .option('--volunteers <n>', 'volunteer processes', intArg('--volunteers', 1, 32), 4)
-    .option('--speed <x>', 'simulated seconds per real second (60: 1 real minute = 1 simulated hour)', numberArg('--speed', 1, 100_000), 60)
+    .option('--speed <x>', 'simulated seconds per real second (600: 1 real second = 10 simulated minutes)', numberArg('--speed', 1, 100_000), 600)
     .option('--duration <s>', 'real seconds to run', numberArg('--duration', 5, 86_400), 300)
     .option('--seed <n>', 'seed for the sites, their change schedules and the churn', intArg('--seed', 0, 2 ** 32 - 1), 1)
     .option('--sites <n>', 'generated sites, one channel each', intArg('--sites', 1, 200), 10)

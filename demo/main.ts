@@ -15,8 +15,8 @@ import { ManagerApi } from './api.js';
 import { Churn } from './churn.js';
 import { parseFlags, type DemoFlags } from './flags.js';
 import { spawnVolunteerProcess, startManagerProcess, type ManagerProcess, type ProcessHandle } from '../testbed/processes.js';
-import { buildReport, formatReport, type DemoReport } from './report.js';
-import { accumulate, channelFor, DemoClock, DEMO_EPOCH, measureTruth, siteSpecs, type GroupTruth, type TruthSnapshot } from './world.js';
+import { buildReport, formatReport, type DemoChannel, type DemoReport } from './report.js';
+import { accumulate, channelFor, DemoClock, DEMO_EPOCH, measureTruth, siteSpecs, trueChangeInterval, type GroupTruth, type TruthSnapshot } from './world.js';
 
 /** A volunteer leaving gracefully migrates its tasks within its --shutdown-timeout (5 s); SIGKILL after this. */
 const VOLUNTEER_STOP_MS = 10_000;
@@ -101,12 +101,12 @@ export async function runDemo(flags: DemoFlags): Promise<DemoReport> {
       }
     };
 
-    const channels: { id: string; site: string }[] = [];
-    const existing = new Map((await ask(() => api.channels())).map((c) => [c.origin, c.id]));
+    const channels: DemoChannel[] = [];
+    const existing = new Map((await ask(() => api.channels())).map((c) => [c.origin, c]));
     for (const s of specs) {
       const url = web.site(s.name).url('/');
-      const id = existing.get(new URL(url).origin) ?? (await ask(() => api.addChannel(channelFor(url, s, flags.speed)))).id;
-      channels.push({ id, site: s.name });
+      const ch = existing.get(new URL(url).origin) ?? (await ask(() => api.addChannel(channelFor(url, s))));
+      channels.push({ id: ch.id, site: s.name, startGroup: ch.group, trueChangeIntervalSimMin: trueChangeInterval(s) });
     }
     const launch = (v: Volunteer) => {
       v.proc = spawnVolunteerProcess(
@@ -169,8 +169,8 @@ export async function runDemo(flags: DemoFlags): Promise<DemoReport> {
     if (tty) out.write('\n');
     churn?.stop();
     // Read while every process still runs: the report is the state at the end of the run.
-    const [status, groups] = await ask(() => Promise.all([api.status(), api.groups()]));
-    return buildReport({ flags, status, groups, acc, last, timeline, churn: churn?.stats ?? null, realSeconds: clock.realElapsedMs() / 1000 });
+    const [status, groups, views] = await ask(() => Promise.all([api.status(), api.groups(), Promise.all(channels.map((c) => api.channel(c.id).catch(() => null)))]));
+    return buildReport({ flags, status, groups, acc, last, timeline, churn: churn?.stats ?? null, realSeconds: clock.realElapsedMs() / 1000, clock, channels, views });
   } catch (err) {
     managerDied = err instanceof ManagerDied;
     throw err;

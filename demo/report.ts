@@ -1,10 +1,37 @@
 // The demo's final report: tasks, the manager's own update quality per group
 // (both from its HTTP API), and true freshness and age per group against the
 // test web's ground truth.
-import type { GroupsView, StatusView } from './api.js';
+import type { ChannelView, GroupsView, StatusView } from './api.js';
 import type { ChurnStats } from './churn.js';
 import type { DemoFlags } from './flags.js';
-import type { GroupTruth, TruthSnapshot } from './world.js';
+import type { DemoClock, GroupTruth, TruthSnapshot } from './world.js';
+
+/** A channel the demo added: its site, the group it started in, its true change interval. */
+export interface DemoChannel {
+  id: string;
+  site: string;
+  startGroup: number;
+  trueChangeIntervalSimMin: number;
+}
+
+/** The group intervals at the start and after each reassignment round, simulated. */
+export interface IntervalStep {
+  /** Simulated hours since the start (0 for the initial intervals). */
+  atSimHours: number;
+  intervalsSimMinutes: number[];
+  /** Per group: the round's success rate (updates / tasks), null without tasks. */
+  successRates: (number | null)[];
+}
+
+/** Where the estimator put a channel, against its site's true change rate. */
+export interface ChannelMove {
+  site: string;
+  trueChangeIntervalSimMinutes: number;
+  /** The manager's estimate (its change interval), simulated minutes; null: no change rate yet. */
+  estimatedChangeIntervalSimMinutes: number | null;
+  startGroup: number;
+  endGroup: number;
+}
 
 export interface DemoGroupReport {
   group: number;
@@ -26,6 +53,9 @@ export interface DemoReport {
   tasks: { issued: number; completed: number; failed: number; overdue: number; inFlight: number };
   uploads: { applied: number; duplicate: number; refused: number };
   pages: { versionsStored: number; groupMoves: number; rounds: number };
+  /** Initial group intervals, then those of each reassignment round (the last rounds the manager keeps). */
+  intervals: IntervalStep[];
+  channels: ChannelMove[];
   groups: DemoGroupReport[];
   updateQuality: { weighted: number | null; unweighted: number | null };
   churn: (ChurnStats & { completedPerQuarter: number[]; volunteersOnlineMin: number; volunteersOnlineMax: number }) | null;
@@ -33,8 +63,32 @@ export interface DemoReport {
 
 const ratio = (a: number, b: number): number | null => (b > 0 ? a / b : null);
 
-export function buildReport(o: { flags: DemoFlags; status: StatusView; groups: GroupsView; acc: Map<number, GroupTruth>; last: TruthSnapshot | null; timeline: { realS: number; succeeded: number; online: number }[]; churn: ChurnStats | null; realSeconds: number }): DemoReport {
+export function buildReport(o: {
+  flags: DemoFlags;
+  status: StatusView;
+  groups: GroupsView;
+  acc: Map<number, GroupTruth>;
+  last: TruthSnapshot | null;
+  timeline: { realS: number; succeeded: number; online: number }[];
+  churn: ChurnStats | null;
+  realSeconds: number;
+  clock: DemoClock;
+  channels: DemoChannel[];
+  /** The channels at the end (null: deleted from the dashboard meanwhile). */
+  views: (ChannelView | null)[];
+}): DemoReport {
   const c = o.status.counters;
+  const speed = o.flags.speed;
+  const intervals: IntervalStep[] = [
+    { atSimHours: 0, intervalsSimMinutes: o.groups.groups.map((g) => g.initialIntervalMinutes * speed), successRates: o.groups.groups.map(() => null) },
+    ...o.groups.recentRounds.map((r) => ({ atSimHours: o.clock.simSinceStart(r.at) / 3_600_000, intervalsSimMinutes: r.intervals.map((v) => v * speed), successRates: r.successRates })),
+  ];
+  const channels: ChannelMove[] = o.channels.flatMap((ch, i) => {
+    const v = o.views[i];
+    if (v === null || v === undefined) return [];
+    const estimated = v.changeRate === null ? null : v.changeInterval * speed;
+    return [{ site: ch.site, trueChangeIntervalSimMinutes: ch.trueChangeIntervalSimMin, estimatedChangeIntervalSimMinutes: estimated, startGroup: ch.startGroup, endGroup: v.group }];
+  });
   const t = o.status.tasks;
   const groups: DemoGroupReport[] = o.groups.groups.map((g) => {
     const a = o.acc.get(g.group);
@@ -66,6 +120,8 @@ export function buildReport(o: { flags: DemoFlags; status: StatusView; groups: G
     tasks: { issued: c.tasksIssued, completed: c.tasksSucceeded, failed: c.tasksFailed, overdue: c.tasksOverdue, inFlight: t.issued + t.running },
     uploads: { applied: c.uploadsApplied, duplicate: c.uploadsDuplicate, refused: c.uploadsRefused },
     pages: { versionsStored: c.pagesStored, groupMoves: c.groupMoves, rounds: c.rounds },
+    intervals,
+    channels,
     groups,
     updateQuality: o.groups.updateQuality,
     churn,
@@ -82,6 +138,18 @@ export function formatReport(r: DemoReport): string {
   L.push('', `=== volcrawl demo report: ${cf.realSeconds.toFixed(0)} s real = ${cf.simulatedHours.toFixed(1)} h simulated (speed ${cf.speed}×), ${cf.sites} sites, ${cf.volunteers} volunteers, seed ${cf.seed}${cf.churn ? ', churn' : ''}`);
   L.push(`tasks: issued ${r.tasks.issued}, completed ${r.tasks.completed}, failed ${r.tasks.failed} (of which overdue ${r.tasks.overdue}), in flight at the end ${r.tasks.inFlight}`);
   L.push(`uploads: applied ${r.uploads.applied}, duplicate ${r.uploads.duplicate}, refused ${r.uploads.refused}; page versions stored ${r.pages.versionsStored}; estimator group moves ${r.pages.groupMoves}; IIR rounds ${r.pages.rounds}`);
+  L.push('', `recrawl intervals per group (simulated; ${r.pages.rounds} reassignment rounds, ${r.intervals.length - 1 < r.pages.rounds ? `the last ${r.intervals.length - 1} shown` : 'all shown'}):`);
+  for (const step of r.intervals) {
+    const when = step.atSimHours === 0 ? 'initial      ' : `+${step.atSimHours.toFixed(1).padStart(5)} h sim `;
+    const rates = step.successRates.some((x) => x !== null) ? `   (success rate ${step.successRates.map((x) => (x === null ? '-' : x.toFixed(2))).join(' ')})` : '';
+    L.push(`  ${when} ${step.intervalsSimMinutes.map((v) => mins(v).padStart(8)).join('')}${rates}`);
+  }
+  const moved = r.channels.filter((c) => c.endGroup !== c.startGroup).length;
+  L.push('', `estimator: ${moved} of ${r.channels.length} channels moved between groups (${r.pages.groupMoves} moves in all)`);
+  L.push('  site         true change interval  estimated   group');
+  for (const c of r.channels) {
+    L.push(`  ${c.site.padEnd(13)}${mins(c.trueChangeIntervalSimMinutes).padEnd(22)}${mins(c.estimatedChangeIntervalSimMinutes).padEnd(12)}${c.startGroup === c.endGroup ? String(c.endGroup) : `${c.startGroup} → ${c.endGroup}`}`);
+  }
   L.push('', 'group  channels  interval (sim)  update quality  coverage  true freshness  mean age (sim)  | at the end: fresh  age');
   for (const g of r.groups) {
     L.push(

@@ -7,7 +7,8 @@ import { MINUTE } from '../src/manager/domain/scheduler.js';
 import { ApiError, type ManagerApi } from './api.js';
 import type { SiteSpec, TestWeb } from '../testbed/web/testweb.js';
 
-/** Change profiles: mean changes per page per SIMULATED day, and the operator's initial group. */
+/** Change profiles: mean changes per page per SIMULATED day, and the group that rate belongs to
+ * (the paper's group intervals 1, 2, 4, 8, 16 h: group g ≈ a change every 2^g hours … 2^(g+1)). */
 export const PROFILES = [
   { name: 'news', changesPerDay: 48, group: 0 },
   { name: 'forum', changesPerDay: 12, group: 1 },
@@ -42,7 +43,13 @@ export function profileOf(site: SiteSpec): (typeof PROFILES)[number] {
  */
 export class DemoClock {
   private readonly t0 = performance.now();
+  /** The wall clock at the start (the manager's clock: its report times are wall-clock minutes). */
+  private readonly wall0 = Date.now();
   constructor(readonly speed: number) {}
+  /** Simulated ms since the start of a time on the manager's clock (epoch minutes). */
+  simSinceStart(managerMinutes: number): number {
+    return (managerMinutes * MINUTE - this.wall0) * this.speed;
+  }
   realElapsedMs(): number {
     return performance.now() - this.t0;
   }
@@ -57,10 +64,20 @@ export class DemoClock {
   }
 }
 
-/** The channel the demo adds for a site (operator's prior: the profile's group and change interval). */
-export function channelFor(url: string, site: SiteSpec, speed: number): Record<string, unknown> {
+/** A site's true mean change interval, simulated minutes. */
+export function trueChangeInterval(site: SiteSpec): number {
+  return DAY_MIN / profileOf(site).changesPerDay;
+}
+
+/**
+ * The channel the demo adds for a site. Like an operator with a fresh seed list it
+ * gives no group and no change interval: every channel starts in the middle group,
+ * and the manager's estimator moves it to the group its measured change rate
+ * belongs to (the report shows where each went).
+ */
+export function channelFor(url: string, site: SiteSpec): Record<string, unknown> {
   const p = profileOf(site);
-  return { url, depth: 4, maxPages: 200, delayMs: 0, group: p.group, changeInterval: DAY_MIN / p.changesPerDay / speed, note: `demo ${p.name} site, ${p.changesPerDay} changes/page/day` };
+  return { url, depth: 4, maxPages: 200, delayMs: 0, note: `demo ${p.name} site, ${p.changesPerDay} changes/page/day` };
 }
 
 export interface GroupTruth {

@@ -61,6 +61,12 @@ describe('npm run demo', () => {
       expect(report.tasks.failed).toBeGreaterThanOrEqual(0);
       expect(report.pages.versionsStored).toBeGreaterThan(0);
       expect(report.groups.length).toBe(5);
+      // The interval table starts with the initial intervals (simulated: the paper's 1 h … 16 h);
+      // every channel starts in the middle group, where the estimator takes it from.
+      expect(report.intervals[0]).toMatchObject({ atSimHours: 0, intervalsSimMinutes: [60, 120, 240, 480, 960] });
+      expect(report.intervals.length).toBe(Math.min(report.pages.rounds, 50) + 1);
+      expect(report.channels.map((c) => c.startGroup)).toEqual([2, 2, 2, 2, 2]);
+      expect(report.channels.map((c) => c.trueChangeIntervalSimMinutes)).toEqual([30, 120, 360, 1440, 5760]);
       expect(report.groups.reduce((s, g) => s + g.channels, 0)).toBe(5);
       const measured = report.groups.filter((g) => g.final.stored > 0);
       expect(measured.length).toBeGreaterThan(0);
