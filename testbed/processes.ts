@@ -25,6 +25,8 @@ export interface SpawnIo {
   detached?: boolean;
   /** Called at spawn, before the process is ready, so the caller can stop one that never gets there. */
   onSpawn?: (h: ProcessHandle) => void;
+  /** Run inside this Linux network namespace (`ip netns exec <name> node …`; the NAT test network). */
+  netns?: string;
 }
 
 type LineListener = (line: string) => void;
@@ -186,18 +188,23 @@ export class ProcessHandle {
 }
 
 function spawnBin(name: string, bin: string, args: string[], io: SpawnIo): ProcessHandle {
-  const argv = [resolve(ROOT, 'bin', bin), ...args];
+  return spawnNode(name, [resolve(ROOT, 'bin', bin), ...args], io);
+}
+
+/** `node <argv…>` (this Node binary, cwd the repository), in `io.netns` when given. */
+export function spawnNode(name: string, argv: string[], io: SpawnIo = {}): ProcessHandle {
+  const [cmd, cmdArgs] = io.netns === undefined ? [process.execPath, argv] : ['ip', ['netns', 'exec', io.netns, process.execPath, ...argv]];
   const detached = io.detached ?? false;
   let h: ProcessHandle;
   if (io.logFile === undefined) {
-    const proc = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached });
+    const proc = spawn(cmd, cmdArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached });
     h = new ProcessHandle(name, proc, new PipeOutput([proc.stdout, proc.stderr]), null);
   } else {
     mkdirSync(dirname(io.logFile), { recursive: true });
     const fd = openSync(io.logFile, 'a');
     try {
       const start = fstatSync(fd).size;
-      const proc = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', fd, fd], detached });
+      const proc = spawn(cmd, cmdArgs, { cwd: ROOT, stdio: ['ignore', fd, fd], detached });
       h = new ProcessHandle(name, proc, new FileOutput(io.logFile, start), io.logFile);
     } finally {
       closeSync(fd); // the child has its own copy
