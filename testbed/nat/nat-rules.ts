@@ -25,10 +25,11 @@ const MASQUERADE: Record<NatType, string> = {
  * A home router's ruleset: masquerade out of `wan`; nothing that the inside did
  * not start gets in (forwarded or to the router itself), as on a real router,
  * which drops rather than answers (an RST would abort a peer's hole punch).
- * `extraInput` lines go into the input chain before the drop (e.g. UPnP on the LAN).
+ * `extraInput` lines go into the input chain before the drop. With `upnp`, the
+ * chains miniupnpd fills with its port mappings (upnpConfig) are added.
  */
-export function routerRuleset(nat: NatType, wan: string, extraInput: string[] = []): string {
-  return `
+export function routerRuleset(nat: NatType, wan: string, extraInput: string[] = [], upnp = false): string {
+  return `${upnp ? UPNP_TABLE : ''}
 table ip vcn_nat {
   chain postrouting {
     type nat hook postrouting priority srcnat; policy accept;
@@ -39,6 +40,8 @@ table inet vcn_filter {
   chain forward {
     type filter hook forward priority filter; policy accept;
     ct state established,related accept
+    # what a port mapping (UPnP/NAT-PMP, miniupnpd) let in
+    ct status dnat accept
     iifname "${wan}" drop
   }
   chain input {
@@ -49,4 +52,35 @@ table inet vcn_filter {
   }
 }
 `;
+}
+
+/** The chains miniupnpd's nftables backend adds its rules to (named in upnpConfig). */
+const UPNP_TABLE = `
+table inet vcn_upnp {
+  chain miniupnpd { }
+  chain prerouting_miniupnpd { }
+  chain postrouting_miniupnpd { }
+  chain forward { type filter hook forward priority -10; policy accept; jump miniupnpd; }
+  chain prerouting { type nat hook prerouting priority dstnat; policy accept; jump prerouting_miniupnpd; }
+  chain postrouting { type nat hook postrouting priority srcnat; policy accept; jump postrouting_miniupnpd; }
+}
+`;
+
+/** miniupnpd.conf for a router: UPnP IGD and NAT-PMP/PCP on the LAN bridge, mappings for LAN hosts' unprivileged ports only. */
+export function upnpConfig(wan: string, lan: string, lanCidr: string): string {
+  return [
+    `ext_ifname=${wan}`,
+    `listening_ip=${lan}`,
+    'http_port=0',
+    'enable_natpmp=yes',
+    'enable_upnp=yes',
+    'secure_mode=yes',
+    'system_uptime=yes',
+    'uuid=3d3cec3a-8cf0-11e0-98ee-001a6bd2d07b',
+    'upnp_table_name=vcn_upnp',
+    'upnp_nat_table_name=vcn_upnp',
+    `allow 1024-65535 ${lanCidr} 1024-65535`,
+    'deny 0-65535 0.0.0.0/0 0-65535',
+    '',
+  ].join('\n');
 }

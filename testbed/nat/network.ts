@@ -15,10 +15,13 @@
 // volcrawl executables). destroy() kills everything inside and deletes the
 // namespaces; it also runs on exit and on SIGINT/SIGTERM/SIGHUP, and build()
 // first sweeps namespaces left by owners that were SIGKILLed.
-import { resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { spawnNode, type ProcessHandle, type SpawnIo } from '../../src/manager/demo/processes.js';
-import { deleteNamespace, ip, newNetPrefix, nsExec, nsSysctl, onProcessEnd, run, sweepOrphans } from './netns.js';
-import { routerRuleset, type NatType } from './nat-rules.js';
+import { deleteNamespace, ip, listNamespaces, newNetPrefix, nsExec, nsSysctl, onProcessEnd, sweepOrphans } from './netns.js';
+import { routerRuleset, upnpConfig, type NatType } from './nat-rules.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -31,6 +34,8 @@ export interface RouterSpec {
   hosts?: string[];
   /** Extra nftables input-chain lines (before the drop of everything from the WAN). */
   extraInput?: string[];
+  /** Offer port mappings to the LAN (UPnP IGD and NAT-PMP: Debian's miniupnpd in the router). */
+  upnp?: boolean;
 }
 
 export interface NatNetSpec {
@@ -175,9 +180,10 @@ export class NatNet {
       const isCgn = spec.routers.some((x) => x.upstream === r.name);
       const subnet = isCgn ? `100.64.${lanNo}` : `192.168.${lanNo}`;
       this.addr(ns, 'lan', `${subnet}.1/24`);
-      nsExec(ns, 'nft', ['-f', '-'], routerRuleset(r.nat, 'wan', r.extraInput));
+      nsExec(ns, 'nft', ['-f', '-'], routerRuleset(r.nat, 'wan', r.extraInput, r.upnp === true));
       const router: Router = { name: r.name, ns, ip: wanIp, nat: r.nat, wanIp, lanIp: `${subnet}.1`, publicIp, ...(r.upstream !== undefined ? { router: r.upstream } : {}) };
       this.routers.set(r.name, router);
+      if (r.upnp === true) this.startUpnp(router, `${subnet}.0/24`);
       for (const h of r.hosts ?? []) {
         const hns = this.addNs(h);
         this.hosts.set(h, { name: h, ns: hns, ip: this.plugIntoLan(router, hns, 'eth0'), router: r.name });
@@ -197,6 +203,26 @@ export class NatNet {
     this.addr(ns, dev, `${addr}/24`);
     ip('-n', ns, 'route', 'add', 'default', 'via', router.lanIp);
     return addr;
+  }
+
+  private tmp: string | undefined;
+  private readonly daemonLogs = new Map<string, string[]>();
+
+  /** miniupnpd inside `router` (killed with its namespace); its output is kept for daemonLog(). */
+  private startUpnp(router: Router, lanCidr: string): void {
+    this.tmp ??= mkdtempSync(join(tmpdir(), `${this.prefix}-`));
+    const conf = join(this.tmp, `${router.name}-miniupnpd.conf`);
+    writeFileSync(conf, upnpConfig('wan', 'lan', lanCidr));
+    const log: string[] = [];
+    this.daemonLogs.set(router.name, log);
+    const p = spawn('ip', ['netns', 'exec', router.ns, 'miniupnpd', '-f', conf, '-d'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    p.on('error', (err) => log.push(`spawn failed: ${err.message}`));
+    for (const s of [p.stdout, p.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((l) => l !== '')));
+  }
+
+  /** What miniupnpd in `router` printed so far. */
+  daemonLog(router: string): string[] {
+    return this.daemonLogs.get(router) ?? [];
   }
 
   host(name: string): Host {
@@ -248,11 +274,12 @@ export class NatNet {
     this.destroyed = true;
     this.unhook();
     for (const ns of [...this.namespaces].reverse()) deleteNamespace(ns);
+    if (this.tmp !== undefined) rmSync(this.tmp, { recursive: true, force: true });
   }
 
   /** Namespaces of this network that still exist (empty after destroy). */
   liveNamespaces(): string[] {
-    const all = new Set(run('ip', ['netns', 'list']).split('\n').map((l) => l.split(' ')[0]));
+    const all = new Set(listNamespaces());
     return this.namespaces.filter((ns) => all.has(ns));
   }
 }
