@@ -37,6 +37,7 @@ const { values: v } = parseArgs({
     'send-bytes': { type: 'string', default: '0' },
     'ping-every': { type: 'string', default: '0' },
     'exit-after': { type: 'string', default: '0' },
+    quic: { type: 'boolean', default: false },
   },
 });
 
@@ -66,9 +67,19 @@ if (v.dcutr) services.dcutr = dcutr();
 if (v.upnp) services.upnp = uPnPNAT({ autoConfirmAddress: false });
 if (v.dht !== 'none') services.dht = kadDHT({ protocol: '/spike/kad/1.0.0', peerInfoMapper: passthroughMapper, ...(v.dht === 'auto' ? {} : { clientMode: v.dht === 'client' }) });
 
+// QUIC is not a dependency (docs/nat.md says why); `npm install --no-save
+// @chainsafe/libp2p-quic@2.1.1` to rerun the quic scenario.
+let quicTransport: ((components: unknown) => unknown)[] = [];
+if (v.quic) {
+  const name = '@chainsafe/libp2p-quic';
+  const { quic } = (await import(name)) as { quic: () => (components: unknown) => unknown };
+  quicTransport = [quic()];
+}
+
 const node = (await createLibp2p({
-  addresses: { listen: [...v.listen, ...(v['relay-client'] ? ['/p2p-circuit'] : [])], ...(v.announce.length > 0 ? { announce: v.announce } : {}) },
-  transports: [tcp(), ...(v['relay-client'] || [...v.listen, ...v.dial, ...v['dial-later']].some((a) => a.includes('/p2p-circuit')) ? [circuitRelayTransport()] : [])],
+  addresses: { listen: [...v.listen, ...(v.quic ? ['/ip4/0.0.0.0/udp/0/quic-v1'] : []), ...(v['relay-client'] ? ['/p2p-circuit'] : [])], ...(v.announce.length > 0 ? { announce: v.announce } : {}) },
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the dynamically loaded transport's factory
+  transports: [tcp(), ...(quicTransport as any[]), ...(v['relay-client'] || [...v.listen, ...v.dial, ...v['dial-later']].some((a) => a.includes('/p2p-circuit')) ? [circuitRelayTransport()] : [])],
   connectionEncrypters: [noise()],
   streamMuxers: [yamux()],
   services,

@@ -14,6 +14,8 @@
 //   limits     relay limits: 2 reservations on the relay, a 3rd refused; a
 //              relayed transfer above the data limit is cut
 //   dht        kad-dht with no clientMode: the mode each node ends in
+//   quic       traversal with QUIC beside TCP (needs `npm install --no-save
+//              @chainsafe/libp2p-quic@2.1.1`): does DCUtR punch through the cone NATs?
 //   upnp       a home router running miniupnpd: @libp2p/upnp-nat maps the port,
 //              AutoNAT v2 verifies it, a public peer dials the mapped address
 import { DEFAULT_SPEC, NatNet, type NatNetSpec } from '../network.js';
@@ -76,11 +78,12 @@ function report(): void {
   }
 }
 
-async function traversal(autonat: string): Promise<void> {
-  start('manager', ['--listen', TCP, '--relay-server', '--autonat', autonat, '--dcutr', '--dht', 'auto']);
+async function traversal(autonat: string, quic = false): Promise<void> {
+  const q = quic ? ['--quic'] : [];
+  start('manager', ['--listen', TCP, '--relay-server', '--autonat', autonat, '--dcutr', '--dht', 'auto', ...q]);
   const manager = await addrOf('manager');
-  for (const p of ['pub1', 'pub2']) start(p, ['--listen', TCP, '--autonat', autonat, '--dcutr', '--dht', 'auto', '--dial', manager]);
-  for (const n of ['nat1', 'nat2', 'nat3']) start(n, ['--listen', TCP, '--relay-client', '--autonat', autonat, '--dcutr', '--dht', 'auto', '--dial', manager]);
+  for (const p of ['pub1', 'pub2']) start(p, ['--listen', TCP, '--autonat', autonat, '--dcutr', '--dht', 'auto', '--dial', manager, ...q]);
+  for (const n of ['nat1', 'nat2', 'nat3']) start(n, ['--listen', TCP, '--relay-client', '--autonat', autonat, '--dcutr', '--dht', 'auto', '--dial', manager, ...q]);
   await until('relay addresses on the NATed peers', () => ['nat1', 'nat2', 'nat3'].every((n) => circuitAddr(n) !== undefined), 30_000);
   await sleep(3000);
   // Relayed dials: cone→cone (CGN), cone→symmetric, public→cone (DCUtR's unilateral "connection reversal").
@@ -91,7 +94,7 @@ async function traversal(autonat: string): Promise<void> {
     const target = circuitAddr(to);
     console.log(`-- ${from} dials ${to} at ${target}`);
     const wait = from.startsWith('pub') ? 10_000 : 2000;
-    if (target !== undefined) start(from, ['--listen', '/ip4/0.0.0.0/tcp/4002', '--dcutr', '--autonat', autonat, '--dial', manager, '--dial-after', String(wait), '--dial-later', target, '--ping-every', '5000'], `${from}>${to}`);
+    if (target !== undefined) start(from, [...(quic ? ['--quic'] : []), '--listen', '/ip4/0.0.0.0/tcp/4002', '--dcutr', '--autonat', autonat, '--dial', manager, '--dial-after', String(wait), '--dial-later', target, '--ping-every', '5000'], `${from}>${to}`);
     await sleep(wait + 15_000);
   }
 }
@@ -139,6 +142,7 @@ async function upnp(): Promise<void> {
 try {
   if (scenario === 'traversal') await traversal('v2');
   else if (scenario === 'autonat1') await traversal('v1');
+  else if (scenario === 'quic') await traversal('v2', true);
   else if (scenario === 'limits') await limits();
   else if (scenario === 'dht') await dht();
   else if (scenario === 'upnp') await upnp();
