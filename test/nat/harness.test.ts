@@ -2,7 +2,7 @@
 // to be. Real namespaces, real nftables NAT, real sockets; each claim is read
 // from what a server on the other side saw.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NatNet } from '../../testbed/nat/network.js';
+import { hasUpnp, NatNet } from '../../testbed/nat/network.js';
 import { ip, listNamespaces, namespaceSupport, NS_PREFIX, sweepOrphans } from '../../testbed/nat/netns.js';
 import { lastJson, linesUntilExit, waitForLine } from '../../testbed/nat/lines.js';
 import { spawnNode } from '../../src/manager/demo/processes.js';
@@ -20,8 +20,8 @@ describe.skipIf(unsupported !== null)('NAT test network (Linux namespaces, nftab
 
   beforeAll(async () => {
     net = NatNet.build();
-    // Echo servers on two public hosts and inside the cone home (for the "no way in" test).
-    const servers = ['manager', 'web', 'nat1'].map((h) => net.spawnIn(h, ECHO, ['serve', '--port', PORT]));
+    // Echo servers on two public hosts and inside two homes (for the "no way in" and port-mapping tests).
+    const servers = ['manager', 'web', 'nat1', 'nat4'].map((h) => net.spawnIn(h, ECHO, ['serve', '--port', PORT]));
     await Promise.all(servers.map((s) => waitForLine(s, /"ready"/)));
   });
 
@@ -49,6 +49,17 @@ describe.skipIf(unsupported !== null)('NAT test network (Linux namespaces, nftab
     expect(viaRouter.connected).toBe(false);
     expect(direct.connected).toBe(false);
     expect(fromLan).toEqual({ connected: true });
+  });
+
+  it.skipIf(!hasUpnp())('a router with miniupnpd maps a port on request (NAT-PMP), and the public segment gets in through it', async () => {
+    const router = net.routers.get('home4')!;
+    await net.upnpReady('home4');
+    const before = await echo('pub1', ['connect', '--to', `${router.wanIp}:${PORT}`, '--timeout', '3000']);
+    expect(before.connected).toBe(false);
+    const mapping = (await echo('nat4', ['natpmp', '--gateway', router.lanIp, '--port', PORT])) as { publicIp: string; externalPort: number };
+    expect(mapping.publicIp).toBe(router.wanIp);
+    const after = await echo('pub1', ['connect', '--to', `${router.wanIp}:${mapping.externalPort}`, '--timeout', '10000']);
+    expect(after).toEqual({ connected: true });
   });
 
   it('the cone NAT keeps one outside port for every destination; the symmetric one does not', async () => {

@@ -9,6 +9,8 @@
 //                                       from one inside port to several servers:
 //                                       {"seen": ["ip:port", …]} (what each saw)
 //   connect --to ip:port [--timeout ms] {"connected": bool, "error"?: …}
+//   natpmp --gateway ip --port P        ask the router for a TCP port mapping (NAT-PMP,
+//                                       RFC 6886): {"publicIp", "externalPort", "lifetime"}
 //   punch  --proto udp|tcp --local-port L --rendezvous ip:port --me A --peer B [--deadline ms]
 //                                       learn the peer's mapping from the rendezvous,
 //                                       then both send at once (UDP datagrams, or TCP
@@ -198,6 +200,38 @@ async function punch(proto: string, localPort: number, rendezvous: string, me: s
   out(result);
 }
 
+/** One NAT-PMP request/response over UDP to the gateway's port 5351, retried as the RFC says (250 ms, doubling). */
+async function natpmpAsk(sock: UdpSocket, gateway: string, req: Buffer): Promise<Buffer> {
+  for (let wait = 250; wait <= 4000; wait *= 2) {
+    sock.send(req, 5351, gateway);
+    const res = await new Promise<Buffer | undefined>((done) => {
+      const t = setTimeout(() => done(undefined), wait);
+      sock.once('message', (m) => {
+        clearTimeout(t);
+        done(m);
+      });
+    });
+    if (res !== undefined) return res;
+  }
+  throw new Error(`no NAT-PMP answer from ${gateway}`);
+}
+
+async function natpmp(gateway: string, port: number): Promise<void> {
+  const sock = createSocket('udp4');
+  await new Promise<void>((r) => sock.bind(0, r));
+  const addr = await natpmpAsk(sock, gateway, Buffer.from([0, 0]));
+  if (addr.readUInt16BE(2) !== 0) throw new Error(`NAT-PMP public address request failed: result ${addr.readUInt16BE(2)}`);
+  const req = Buffer.alloc(12);
+  req.writeUInt8(2, 1); // map TCP
+  req.writeUInt16BE(port, 4);
+  req.writeUInt16BE(port, 6); // suggested external port
+  req.writeUInt32BE(3600, 8);
+  const map = await natpmpAsk(sock, gateway, req);
+  if (map.readUInt16BE(2) !== 0) throw new Error(`NAT-PMP mapping request failed: result ${map.readUInt16BE(2)}`);
+  sock.close();
+  out({ publicIp: [...addr.subarray(8, 12)].join('.'), externalPort: map.readUInt16BE(10), lifetime: map.readUInt32BE(12) });
+}
+
 async function main(): Promise<void> {
   const [cmd, ...rest] = process.argv.slice(2);
   const { values: v } = parseArgs({
@@ -212,6 +246,7 @@ async function main(): Promise<void> {
       me: { type: 'string' },
       peer: { type: 'string' },
       deadline: { type: 'string', default: '8000' },
+      gateway: { type: 'string' },
     },
   });
   const num = (s: string | undefined, what: string): number => {
@@ -227,10 +262,12 @@ async function main(): Promise<void> {
       return probe(v.proto, num(v['local-port'], '--local-port'), v.to);
     case 'connect':
       return tryConnect(v.to[0] ?? '', num(v.timeout, '--timeout'));
+    case 'natpmp':
+      return natpmp(v.gateway ?? '', num(v.port, '--port'));
     case 'punch':
       return punch(v.proto, num(v['local-port'], '--local-port'), v.rendezvous ?? '', v.me ?? 'a', v.peer ?? 'b', num(v.deadline, '--deadline'));
     default:
-      throw new Error('usage: echo.ts serve|probe|connect|punch … (see the head of testbed/nat/echo.ts)');
+      throw new Error('usage: echo.ts serve|probe|connect|natpmp|punch … (see the head of testbed/nat/echo.ts)');
   }
 }
 

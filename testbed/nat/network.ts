@@ -15,7 +15,7 @@
 // volcrawl executables). destroy() kills everything inside and deletes the
 // namespaces; it also runs on exit and on SIGINT/SIGTERM/SIGHUP, and build()
 // first sweeps namespaces left by owners that were SIGKILLed.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -46,7 +46,8 @@ export interface NatNetSpec {
 
 /** The issue's network: the manager, the test web and two public volunteers; a
  * volunteer behind a cone NAT, one behind a symmetric NAT, one behind a cone
- * home router behind a carrier-grade NAT. */
+ * home router behind a carrier-grade NAT, and one behind a router that offers
+ * port mappings (UPnP/NAT-PMP; only where miniupnpd is installed, see hasUpnp). */
 export const DEFAULT_SPEC: NatNetSpec = {
   public: ['manager', 'web', 'pub1', 'pub2'],
   routers: [
@@ -54,8 +55,14 @@ export const DEFAULT_SPEC: NatNetSpec = {
     { name: 'home2', nat: 'symmetric', hosts: ['nat2'] },
     { name: 'cgn', nat: 'cone' },
     { name: 'home3', nat: 'cone', upstream: 'cgn', hosts: ['nat3'] },
+    { name: 'home4', nat: 'cone', hosts: ['nat4'], upnp: true },
   ],
 };
+
+/** Whether routers can offer port mappings here (Debian: apt-get install -y miniupnpd-nftables). */
+export function hasUpnp(): boolean {
+  return spawnSync('miniupnpd', ['--version']).error === undefined;
+}
 
 export interface Host {
   name: string;
@@ -183,7 +190,8 @@ export class NatNet {
       nsExec(ns, 'nft', ['-f', '-'], routerRuleset(r.nat, 'wan', r.extraInput, r.upnp === true));
       const router: Router = { name: r.name, ns, ip: wanIp, nat: r.nat, wanIp, lanIp: `${subnet}.1`, publicIp, ...(r.upstream !== undefined ? { router: r.upstream } : {}) };
       this.routers.set(r.name, router);
-      if (r.upnp === true) this.startUpnp(router, `${subnet}.0/24`);
+      // Without miniupnpd the router is a plain cone NAT (tests that need mappings check hasUpnp()).
+      if (r.upnp === true && hasUpnp()) this.startUpnp(router, `${subnet}.0/24`);
       for (const h of r.hosts ?? []) {
         const hns = this.addNs(h);
         this.hosts.set(h, { name: h, ns: hns, ip: this.plugIntoLan(router, hns, 'eth0'), router: r.name });
@@ -215,9 +223,20 @@ export class NatNet {
     writeFileSync(conf, upnpConfig('wan', 'lan', lanCidr));
     const log: string[] = [];
     this.daemonLogs.set(router.name, log);
-    const p = spawn('ip', ['netns', 'exec', router.ns, 'miniupnpd', '-f', conf, '-d'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own pid file: the default one would stop a second network's miniupnpd ("already running").
+    const pid = join(this.tmp, `${router.name}-miniupnpd.pid`);
+    const p = spawn('ip', ['netns', 'exec', router.ns, 'miniupnpd', '-f', conf, '-P', pid, '-d'], { stdio: ['ignore', 'pipe', 'pipe'] });
     p.on('error', (err) => log.push(`spawn failed: ${err.message}`));
     for (const s of [p.stdout, p.stderr]) s.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((l) => l !== '')));
+  }
+
+  /** Resolves once miniupnpd in `router` answers NAT-PMP (it prints that it listens). */
+  async upnpReady(router: string, timeoutMs = 30_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!this.daemonLog(router).some((l) => /Listening for NAT-PMP/.test(l))) {
+      if (Date.now() > end) throw new Error(`miniupnpd in ${router} not ready within ${timeoutMs} ms:\n${this.daemonLog(router).join('\n')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** What miniupnpd in `router` printed so far. */
