@@ -33,6 +33,8 @@ const { values: v } = parseArgs({
     dht: { type: 'string', default: 'none' }, // none | auto | server | client
     dial: { type: 'string', multiple: true, default: [] },
     'dial-later': { type: 'string', multiple: true, default: [] },
+    // dial the --dial-later list once AutoNAT has confirmed a public address of ours, instead of after --dial-after
+    'dial-when-public': { type: 'boolean', default: false },
     'dial-after': { type: 'string', default: '0' },
     'send-bytes': { type: 'string', default: '0' },
     'ping-every': { type: 'string', default: '0' },
@@ -157,6 +159,14 @@ async function dialAll(addrs: string[]): Promise<void> {
   }
 }
 void dialAll(v.dial);
-if (v['dial-later'].length > 0) setTimeout(() => void dialAll(v['dial-later']), Number(v['dial-after']));
+if (v['dial-later'].length > 0 && v['dial-when-public']) {
+  const isPublic = (addrs: string[]): boolean => addrs.some((a) => !a.includes('/p2p-circuit') && !/^\/ip4\/(127|10|192\.168)\./.test(a));
+  const onUpdate = (e: CustomEvent<{ peer: { addresses: { multiaddr: unknown }[] } }>): void => {
+    if (!isPublic(e.detail.peer.addresses.map((a) => String(a.multiaddr)))) return;
+    node.removeEventListener('self:peer:update', onUpdate);
+    void dialAll(v['dial-later']);
+  };
+  node.addEventListener('self:peer:update', onUpdate);
+} else if (v['dial-later'].length > 0) setTimeout(() => void dialAll(v['dial-later']), Number(v['dial-after']));
 if (Number(v['exit-after']) > 0) setTimeout(() => void Promise.resolve(node.stop()).then(() => process.exit(0)), Number(v['exit-after']));
 process.on('SIGTERM', () => void Promise.resolve(node.stop()).then(() => process.exit(0)));

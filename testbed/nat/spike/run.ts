@@ -19,36 +19,22 @@
 //   upnp       a home router running miniupnpd: @libp2p/upnp-nat maps the port,
 //              AutoNAT v2 verifies it, a public peer dials the mapped address
 import { DEFAULT_SPEC, NatNet, type NatNetSpec } from '../network.js';
-import { waitForLine } from '../lines.js';
-import type { ProcessHandle } from '../../../src/manager/demo/processes.js';
+import { SpikePeers } from './peers.js';
 
-type Ev = { t: number; ev: string; [k: string]: unknown };
-const PEER = 'testbed/nat/spike/peer.ts';
 const TCP = '/ip4/0.0.0.0/tcp/4001';
 
 const scenario = process.argv[2] ?? 'traversal';
 const UPNP_SPEC: NatNetSpec = { public: ['manager', 'pub1', 'pub2'], routers: [{ name: 'home1', nat: 'cone', hosts: ['nat1'], upnp: true }] };
 const net = NatNet.build(scenario === 'upnp' ? UPNP_SPEC : DEFAULT_SPEC);
-const procs = new Map<string, ProcessHandle>();
-const events = new Map<string, Ev[]>();
+const peers = new SpikePeers(net);
+const events = peers.events;
 
-/** Starts a peer in `host`; `key` names it in the report (default: the host). */
-function start(host: string, args: string[], key = host): ProcessHandle {
-  const h = net.spawnIn(host, PEER, args, process.env.SPIKE_LOGS === undefined ? {} : { logFile: `${process.env.SPIKE_LOGS}/${key.replace('>', '-to-')}.log` });
-  procs.set(key, h);
-  events.set(key, []);
-  h.follow((line) => {
-    if (!line.startsWith('{')) return;
-    try {
-      events.get(key)!.push(JSON.parse(line) as Ev);
-    } catch {
-      // a log line
-    }
-  });
-  return h;
-}
-const peerIdOf = async (key: string): Promise<string> => (JSON.parse((await waitForLine(procs.get(key)!, /"ev":"started"/)).input) as { peerId: string }).peerId;
-const addrOf = async (host: string): Promise<string> => `/ip4/${net.host(host).ip}/tcp/4001/p2p/${await peerIdOf(host)}`;
+/** Starts a peer in `host` (its output goes to $SPIKE_LOGS/<key>.log when that is set). */
+const start = (host: string, args: string[], key = host) =>
+  peers.start(host, args, key, process.env.SPIKE_LOGS === undefined ? {} : { logFile: `${process.env.SPIKE_LOGS}/${key.replace('>', '-to-')}.log` });
+const peerIdOf = (key: string) => peers.peerId(key);
+const addrOf = (host: string) => peers.tcpAddr(host);
+const circuitAddr = (key: string) => peers.circuitAddr(key);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, pred: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -58,14 +44,6 @@ async function until(what: string, pred: () => boolean, ms: number): Promise<boo
   }
   console.log(`(gave up waiting for ${what} after ${ms} ms)`);
   return false;
-}
-/** The peer's current relay address (public relay address first), with its own /p2p/ suffix. */
-function circuitAddr(key: string): string | undefined {
-  const evs = events.get(key)!;
-  const self = [...evs].reverse().find((e) => e.ev === 'self');
-  const id = evs.find((e) => e.ev === 'started')?.peerId as string | undefined;
-  const relayed = ((self?.addrs ?? []) as string[]).filter((a) => a.includes('/p2p-circuit') && !a.startsWith('/ip4/127.'));
-  return relayed.length === 0 || id === undefined ? undefined : `${relayed[0]}/p2p/${id}`;
 }
 
 function report(): void {
@@ -93,9 +71,9 @@ async function traversal(autonat: string, quic = false): Promise<void> {
   for (const [from, to] of dials) {
     const target = circuitAddr(to);
     console.log(`-- ${from} dials ${to} at ${target}`);
-    const wait = from.startsWith('pub') ? 10_000 : 2000;
-    if (target !== undefined) start(from, [...(quic ? ['--quic'] : []), '--listen', '/ip4/0.0.0.0/tcp/4002', '--dcutr', '--autonat', autonat, '--dial', manager, '--dial-after', String(wait), '--dial-later', target, '--ping-every', '5000'], `${from}>${to}`);
-    await sleep(wait + 15_000);
+    const when = from.startsWith('pub') ? ['--dial-when-public'] : ['--dial-after', '2000'];
+    if (target !== undefined) start(from, [...(quic ? ['--quic'] : []), '--listen', '/ip4/0.0.0.0/tcp/4002', '--dcutr', '--autonat', autonat, '--dial', manager, ...when, '--dial-later', target, '--ping-every', '5000'], `${from}>${to}`);
+    await sleep(25_000);
   }
 }
 
@@ -127,10 +105,7 @@ async function upnp(): Promise<void> {
   const manager = await addrOf('manager');
   for (const p of ['pub1', 'pub2']) start(p, ['--listen', TCP, '--autonat', 'v2', '--dial', manager]);
   start('nat1', ['--listen', TCP, '--upnp', '--autonat', 'v2', '--dht', 'auto', '--dial', manager, '--dial-after', '8000', '--dial-later', `/ip4/${net.host('pub1').ip}/tcp/4001/p2p/${await peerIdOf('pub1')}`]);
-  const mapped = (): string | undefined => {
-    const self = [...events.get('nat1')!].reverse().find((e) => e.ev === 'self');
-    return ((self?.addrs ?? []) as string[]).find((a) => a.startsWith(`/ip4/${net.routers.get('home1')!.wanIp}/`));
-  };
+  const mapped = (): string | undefined => peers.selfAddrs('nat1').find((a) => a.startsWith(`/ip4/${net.routers.get('home1')!.wanIp}/`));
   await until('a mapped address on nat1', () => mapped() !== undefined, 30_000);
   console.log('-- miniupnpd:', net.daemonLog('home1').join('\n   '));
   console.log('-- router rules:', net.exec('home1', 'nft', ['list', 'table', 'inet', 'vcn_upnp']));
