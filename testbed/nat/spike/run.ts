@@ -16,6 +16,8 @@
 //   dht        kad-dht with no clientMode: the mode each node ends in
 //   quic       traversal with QUIC beside TCP (needs `npm install --no-save
 //              @chainsafe/libp2p-quic@2.1.1`): does DCUtR punch through the cone NATs?
+//   failover   two relays (the manager and pub1); the one nat1 reserved on is
+//              SIGKILLed: does nat1 reserve on the other by itself, and how fast?
 //   upnp       a home router running miniupnpd: @libp2p/upnp-nat maps the port,
 //              AutoNAT v2 verifies it, a public peer dials the mapped address
 import { DEFAULT_SPEC, NatNet, type NatNetSpec } from '../network.js';
@@ -100,6 +102,23 @@ async function dht(): Promise<void> {
   await sleep(20_000);
 }
 
+async function failover(): Promise<void> {
+  start('manager', ['--listen', TCP, '--relay-server', '--autonat', 'v2', '--dht', 'auto']);
+  const manager = await addrOf('manager');
+  start('pub1', ['--listen', TCP, '--relay-server', '--autonat', 'v2', '--dht', 'auto', '--dial', manager]);
+  const pub1 = await addrOf('pub1');
+  start('pub2', ['--listen', TCP, '--autonat', 'v2', '--dht', 'auto', '--dial', manager, '--dial', pub1]);
+  start('nat1', ['--listen', TCP, '--relay-client', '--autonat', 'v2', '--dht', 'auto', '--dial', manager, '--dial', pub1]);
+  await until('a relay address on nat1', () => circuitAddr('nat1') !== undefined, 30_000);
+  const first = circuitAddr('nat1')!;
+  const used = first.includes(await peerIdOf('manager')) ? 'manager' : 'pub1';
+  console.log(`-- nat1 reserved on ${used}: ${first}; SIGKILL ${used} at t=${Date.now()}`);
+  const killedAt = Date.now();
+  await peers.procs.get(used)!.kill('SIGKILL');
+  const replaced = await until('a relay address on the other relay', () => circuitAddr('nat1') !== undefined && circuitAddr('nat1') !== first && !circuitAddr('nat1')!.includes(first.split('/p2p-circuit')[0]!), 120_000);
+  console.log(`-- replaced: ${replaced} after ${Date.now() - killedAt} ms: ${circuitAddr('nat1')}`);
+}
+
 async function upnp(): Promise<void> {
   start('manager', ['--listen', TCP, '--autonat', 'v2']);
   const manager = await addrOf('manager');
@@ -121,6 +140,7 @@ try {
   else if (scenario === 'limits') await limits();
   else if (scenario === 'dht') await dht();
   else if (scenario === 'upnp') await upnp();
+  else if (scenario === 'failover') await failover();
   else throw new Error(`unknown scenario ${scenario}`);
 } finally {
   report();
