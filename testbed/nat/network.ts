@@ -1,11 +1,11 @@
 // The NAT test network: Linux network namespaces wired as a small Internet.
 //
-//   public hosts ──┐                    ┌── home router (cone) ── LAN hosts
+//   public hosts ──┐                    ┌── home router (cone[, UPnP/NAT-PMP]) ── LAN hosts
 //   (manager, web, ├── inet (core) ─────┼── home router (symmetric) ── LAN hosts
 //    volunteers)   ┘                    └── CGN router (cone) ── home router (cone) ── LAN hosts
 //
 // Every host and router is its own namespace. Each attachment to the core is a
-// point-to-point link in its own /8 (AutoNAT v1 counts confirmations per first
+// point-to-point link in its own /8 (AutoNAT counts confirmations per first
 // octet, so public peers must differ there, as on the Internet); the addresses
 // are ordinary global unicast ones (libp2p treats the documentation ranges as
 // private) and never leave the namespaces, which have no route out. Home LANs
