@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import { spawnNode, type ProcessHandle, type SpawnIo } from '../../src/manager/demo/processes.js';
 import { deleteNamespace, ip, listNamespaces, newNetPrefix, nsExec, nsSysctl, onProcessEnd, sweepOrphans } from './netns.js';
 import { routerRuleset, upnpConfig, type NatType } from './nat-rules.js';
+import { waitForLine } from './lines.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -268,6 +269,19 @@ export class NatNet {
   spawnIn(name: string, script: string, args: string[] = [], io: Omit<SpawnIo, 'netns'> = {}): ProcessHandle {
     const argv = script.endsWith('.ts') ? [resolve(ROOT, 'bin/run-ts.js'), resolve(ROOT, script), ...args] : [resolve(ROOT, script), ...args];
     return this.track(spawnNode(`${script} @${name}`, argv, { ...io, netns: this.host(name).ns }));
+  }
+
+  /**
+   * A Unix socket in this network's temp dir that leads to `port` on host
+   * `name`'s loopback (testbed/nat/bridge.ts): how the test process, outside the
+   * namespaces, reaches a service inside, e.g. undici's
+   * `new Agent({ connect: { socketPath } })` for the manager's HTTP API.
+   */
+  async bridge(name: string, port: number, host = '127.0.0.1'): Promise<string> {
+    this.tmp ??= mkdtempSync(join(tmpdir(), `${this.prefix}-`));
+    const path = join(this.tmp, `${name}-${port}.sock`);
+    await waitForLine(this.spawnIn(name, 'testbed/nat/bridge.ts', [path, String(port), host]), /"bridge"/);
+    return path;
   }
 
   /** SpawnIo that puts a volcrawl executable (startManagerProcess, startVolunteerProcess …) inside host `name`. */
