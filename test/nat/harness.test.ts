@@ -97,7 +97,7 @@ describe.skipIf(unsupported !== null)('NAT test network (Linux namespaces, nftab
       expect(r.a.connected, JSON.stringify(r)).toBe(false);
       expect(r.b.connected, JSON.stringify(r)).toBe(false);
     }
-  });
+  }, 120_000);
 });
 
 describe.skipIf(unsupported !== null)('NAT test network teardown', () => {
@@ -128,5 +128,5 @@ describe.skipIf(unsupported !== null)('NAT test network teardown', () => {
     expect(sweepOrphans()).toEqual(expect.arrayContaining(orphans));
     expect(left(killedPrefix)).toEqual([]);
     expect(listNamespaces().filter((n) => n.startsWith(NS_PREFIX) && n.includes(`${process.pid}x`))).toEqual([]);
-  });
+  }, 120_000);
 });

@@ -43,7 +43,7 @@ describe.skipIf(unsupported !== null)('libp2p 3 NAT traversal in the NAT test ne
     const nat1 = peers.of('nat1');
     expect(nat1.filter((e) => e.ev === 'self').flatMap((e) => e.addrs as string[]).filter(isPublicAddr)).toEqual([]);
     expect(nat1.some(hasMode('server'))).toBe(false);
-  });
+  }, 180_000);
 
   it('a public peer reaches a NATed one through its relay address (a limited connection), and DCUtR reverses it into a direct connection', async () => {
     await peers.waitFor('nat1', () => peers.circuitAddr('nat1') !== undefined, 'a relay address');
@@ -56,7 +56,7 @@ describe.skipIf(unsupported !== null)('libp2p 3 NAT traversal in the NAT test ne
     expect(String(dialed.remote)).toContain('/p2p-circuit/');
     const direct = await peers.waitFor('pub2>nat1', (e) => e.ev === 'conn-open' && e.dir === 'inbound' && e.limited === false && String(e.remote).startsWith(`/ip4/${net.publicIpOf('nat1')}/tcp/`), 'a direct inbound connection from the NATed peer', 60_000);
     expect(String(direct.remote)).toContain(nat1Id);
-  });
+  }, 180_000);
 
   it('the relay refuses a reservation beyond its limit and cuts a relayed connection at its data limit', async () => {
     await peers.waitFor('nat3', () => peers.circuitAddr('nat3') !== undefined, 'a relay address', 60_000);
@@ -72,5 +72,5 @@ describe.skipIf(unsupported !== null)('libp2p 3 NAT traversal in the NAT test ne
     expect(sent.ev, JSON.stringify(sent)).toBe('send-failed');
     const received = await peers.waitFor('nat1', (e) => e.ev === 'sink-done' || e.ev === 'sink-reset', 'the end of the transfer at the receiver', 30_000);
     expect(received.bytes as number).toBeLessThan(RELAY_DATA_BYTES);
-  });
+  }, 180_000);
 });

@@ -46,5 +46,5 @@ describe.skipIf(unsupported !== null)('volcrawl processes in the NAT test networ
     const online = async () => (await api<{ crawlers: { id: string }[] }>('/api/crawlers')).crawlers.map((c) => c.id).sort();
     await waitFor(async () => (await online()).length === 2, 90_000, 'the manager to see both volunteers');
     expect(await online()).toEqual(volunteers.map((v) => v.peerId).sort());
-  });
+  }, 120_000);
 });
