@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasUpnp, NatNet } from '../../testbed/nat/network.js';
 import { ip, listNamespaces, namespaceSupport, NS_PREFIX, sweepOrphans } from '../../testbed/nat/netns.js';
 import { lastJson, linesUntilExit, waitForLine } from '../../testbed/nat/lines.js';
-import { spawnNode } from '../../src/manager/demo/processes.js';
+import { spawnNode } from '../../testbed/processes.js';
 
 const unsupported = namespaceSupport();
 if (unsupported !== null) console.warn(`test/nat skipped: ${unsupported}`);

@@ -10,7 +10,7 @@ import { Agent, fetch } from 'undici';
 import { NatNet } from '../../testbed/nat/network.js';
 import { namespaceSupport } from '../../testbed/nat/netns.js';
 import { waitFor } from '../net/harness.js';
-import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../../src/manager/demo/processes.js';
+import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../../testbed/processes.js';
 
 const unsupported = namespaceSupport();
 if (unsupported !== null) console.warn(`test/nat skipped: ${unsupported}`);

@@ -1,5 +1,5 @@
 // Reading what a process inside the NAT test network prints.
-import type { ProcessHandle } from '../../src/manager/demo/processes.js';
+import type { ProcessHandle } from '../processes.js';
 
 /** Resolves with the first line matching `re` (its match), including lines printed before the call; rejects if the process exits first or `timeoutMs` passes. */
 export function waitForLine(h: ProcessHandle, re: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {

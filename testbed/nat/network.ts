@@ -19,7 +19,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { spawnNode, type ProcessHandle, type SpawnIo } from '../../src/manager/demo/processes.js';
+import { spawnNode, type ProcessHandle, type SpawnIo } from '../processes.js';
 import { deleteNamespace, ip, listNamespaces, newNetPrefix, nsExec, nsSysctl, onProcessEnd, sweepOrphans } from './netns.js';
 import { routerRuleset, upnpConfig, type NatType } from './nat-rules.js';
 import { waitForLine } from './lines.js';

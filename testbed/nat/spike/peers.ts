@@ -1,7 +1,7 @@
 // Spike peers (peer.ts) running in a NAT test network, and what each reported:
 // shared by the spike's driver (run.ts) and test/nat/libp2p.test.ts.
 import type { NatNet } from '../network.js';
-import type { ProcessHandle, SpawnIo } from '../../../src/manager/demo/processes.js';
+import type { ProcessHandle, SpawnIo } from '../../processes.js';
 
 const PEER = 'testbed/nat/spike/peer.ts';
 
