@@ -6,12 +6,13 @@
 // error that names the key. Flags override the file. `setPref` rewrites the
 // file in the standard commented layout (an owner's own comments are not
 // kept); a running node reloads it without a restart (see prefs-watch.ts).
-import { readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
+import { writeFileAtomic } from './atomic-file.js';
 import { isTimeZone, WEEKDAYS, formatMinutes } from './local-time.js';
 
 export const PREFS_FILE = 'volunteer.toml';
@@ -470,20 +471,6 @@ export function renderPrefsFile(raw: RawPrefs = {}): string {
     }
   }
   return out.join('\n') + '\n';
-}
-
-/** Writes a file so that a crash leaves the old or the new content, never half of it. */
-export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', mode);
-  try {
-    writeFileSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
 }
 
 export function prefsPath(dataDir: string): string {
