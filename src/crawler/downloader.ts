@@ -6,7 +6,7 @@ import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'n
 import { Client, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { TokenBucket } from './bandwidth.js';
 import type { CrawlLimits } from './limits.js';
-import { checkLiteralHost, PrivateAddressError, safeLookup } from './safety.js';
+import { checkLiteralHost, PrivateAddressError, safeLookup, type OwnerBlockList } from './safety.js';
 import type { Outcome } from './task.js';
 
 export interface FetchOk {
@@ -54,6 +54,7 @@ export function classifyError(err: unknown): { outcome: Outcome; detail: string 
   const e = err as Error & { code?: string; cause?: Error & { code?: string } };
   const code = e?.code ?? e?.cause?.code ?? '';
   const detail = `${code ? code + ': ' : ''}${e?.message ?? String(err)}`;
+  if (code === 'EBLOCKED') return { outcome: 'owner-blocked', detail };
   if (e instanceof PrivateAddressError || code === 'EPRIVATE' || e?.cause instanceof PrivateAddressError) return { outcome: 'private-address', detail };
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NONAME' || code === 'ENODATA') return { outcome: 'dns-failure', detail };
   if (e instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') return { outcome: 'connect-timeout', detail };
@@ -80,7 +81,7 @@ export class Downloader {
 
   constructor(
     origin: string,
-    private readonly opts: { allowPrivate: boolean; userAgent: string; limits: CrawlLimits; bandwidth?: TokenBucket; signal?: AbortSignal },
+    private readonly opts: { allowPrivate: boolean; blockList?: OwnerBlockList; userAgent: string; limits: CrawlLimits; bandwidth?: TokenBucket; signal?: AbortSignal },
   ) {
     this.origin = origin;
     opts.signal?.addEventListener(
@@ -93,7 +94,7 @@ export class Downloader {
     const l = opts.limits;
     this.client = new Client(origin, {
       pipelining: 1,
-      connect: { lookup: safeLookup(opts.allowPrivate), timeout: l.connectTimeoutMs },
+      connect: { lookup: safeLookup(opts.allowPrivate, opts.blockList), timeout: l.connectTimeoutMs },
       headersTimeout: l.headersTimeoutMs,
       bodyTimeout: l.bodyTimeoutMs,
       keepAliveTimeout: 30_000,
@@ -106,7 +107,7 @@ export class Downloader {
   async get(url: URL, o: GetOptions = {}): Promise<FetchResult> {
     if (this.closed) return { ok: false, outcome: 'error', detail: 'downloader closed' };
     try {
-      checkLiteralHost(url.hostname, this.opts.allowPrivate);
+      checkLiteralHost(url.hostname, this.opts.allowPrivate, this.opts.blockList);
     } catch (err) {
       return { ok: false, ...classifyError(err) };
     }

@@ -246,6 +246,7 @@ export const OUTCOMES = [
   'http-other',
   'dns-failure',
   'private-address',
+  'owner-blocked', // on the volunteer owner's never_fetch list (the task ends 'refused')
   'connect-timeout',
   'headers-timeout',
   'body-timeout',
@@ -305,7 +306,7 @@ export type TaskStatus =
   | 'page-cap'
   | 'deadline'
   | 'robots-unavailable' // robots.txt 5xx/unreachable: disallowed for now
-  | 'refused' // private address or unresolvable host
+  | 'refused' // private address, unresolvable host, or blocked by the volunteer's owner (outcomes['owner-blocked'])
   | 'cancelled' // overdue before it started (task manager)
   | 'failed';
 

@@ -12,7 +12,7 @@ import { DigestSet, sha1_32 } from './hash.js';
 import { decodeBody, normaliseUrl, parseHtml } from './html.js';
 import { DEFAULT_LIMITS, ROBOTS_TOKEN, USER_AGENT, type CrawlLimits } from './limits.js';
 import { fetchRobots, type RobotsRules } from './robots.js';
-import { resolveHost } from './safety.js';
+import { resolveHost, type OwnerBlockList } from './safety.js';
 import { Spool } from './spool.js';
 import {
   inScope,
@@ -39,6 +39,8 @@ export interface ResponseRecord {
 
 export interface ThreadOptions {
   allowPrivate?: boolean;
+  /** The owner's never_fetch list, checked on every connection; a hit ends the task 'refused' (outcome 'owner-blocked'). */
+  blockList?: OwnerBlockList;
   userAgent?: string;
   robotsToken?: string;
   limits?: Partial<CrawlLimits>;
@@ -128,6 +130,8 @@ class TaskThread {
   private readonly todo: UrlTodo;
   private readonly stop = new AbortController();
   private stopStatus: TaskStatus | null = null;
+  /** Set when the owner's block list refused a connection mid-task: the reason the task ends with. */
+  private blockedReason: string | null = null;
   private dl: Downloader | null = null;
   private robots: RobotsRules | null = null;
   private delayMs = 0;
@@ -214,14 +218,16 @@ class TaskThread {
     const { origin } = this.task.scope;
     const host = new URL(origin).hostname;
     const allowPrivate = this.opts.allowPrivate ?? false;
-    const resolved = await resolveHost(host, allowPrivate);
+    const resolved = await resolveHost(host, allowPrivate, this.opts.blockList);
     if (!resolved.ok) {
-      const outcome = resolved.error.code === 'EPRIVATE' ? 'private-address' : 'dns-failure';
+      const code = resolved.error.code;
+      const outcome = code === 'EBLOCKED' ? 'owner-blocked' : code === 'EPRIVATE' ? 'private-address' : 'dns-failure';
       this.fail(origin, outcome, resolved.error.message);
       return { status: 'refused', reason: resolved.error.message };
     }
     this.dl = new Downloader(origin, {
       allowPrivate,
+      ...(this.opts.blockList ? { blockList: this.opts.blockList } : {}),
       userAgent: this.opts.userAgent ?? USER_AGENT,
       limits: this.limits,
       signal: this.stop.signal,
@@ -231,6 +237,10 @@ class TaskThread {
       this.robots = await fetchRobots(this.dl, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits);
       this.lastRequestEnd = performance.now();
       if (this.stop.signal.aborted) return { status: this.stopStatus ?? 'failed' };
+      if (this.robots.kind === 'blocked') {
+        this.fail(origin, 'owner-blocked', this.robots.detail);
+        return { status: 'refused', reason: this.robots.detail };
+      }
       if (this.robots.kind === 'unavailable') {
         return { status: 'robots-unavailable', reason: `robots.txt unavailable (${this.robots.detail}): site disallowed for now` };
       }
@@ -265,6 +275,7 @@ class TaskThread {
         }
       }
       if (this.stop.signal.aborted && this.stopStatus) status = this.stopStatus;
+      if (this.blockedReason !== null) return { status: 'refused', reason: this.blockedReason };
       return reason ? { status, reason } : { status };
     } finally {
       this.stats.downloadMs = performance.now() - t0;
@@ -365,6 +376,11 @@ class TaskThread {
         this.stats.pagesFailed++;
         this.consecutiveFailures++;
         this.fail(url.href, r.outcome, r.detail);
+        if (r.outcome === 'owner-blocked') {
+          // The owner's list changed, or the host now resolves into a blocked range: stop the task.
+          this.blockedReason = r.detail;
+          this.stop.abort();
+        }
         return;
       }
       this.consecutiveFailures = 0;

@@ -39,6 +39,10 @@ export interface SiteSpec {
   gzip?: boolean;
   /** Delay for /bad/slow-* endpoints, ms (default 3000). */
   slowMs?: number;
+  /** Host name in this site's URLs (default: the web's host), e.g. "localhost" for a site reached through DNS. */
+  host?: string;
+  /** Loopback address this site listens on (default 127.0.0.1), e.g. 127.0.0.2 for a second address. */
+  bindHost?: string;
 }
 
 export interface TestWebOptions {
@@ -124,7 +128,7 @@ export class Site {
   }
 
   get origin(): string {
-    return `http://${this.web.host}:${this.port}`;
+    return `http://${this.spec.host ?? this.spec.bindHost ?? this.web.host}:${this.port}`;
   }
 
   url(path = '/'): string {
@@ -195,7 +199,7 @@ export class Site {
         this.stats.openConnections--;
       });
     });
-    await new Promise<void>((resolve) => this.server.listen(0, this.web.bindHost, resolve));
+    await new Promise<void>((resolve) => this.server.listen(0, this.spec.bindHost ?? this.web.bindHost, resolve));
     this.port = (this.server.address() as AddressInfo).port;
   }
 
