@@ -10,5 +10,6 @@ const program = createProgram(
 
 registerJoin(program);
 (await import('./crawl-command.js')).registerCrawl(program);
+(await import('./owner-cli.js')).registerOwnerVerbs(program);
 
 await runProgram(program);

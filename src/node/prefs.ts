@@ -537,7 +537,8 @@ export function describePrefs(p: Prefs): string[] {
     `transfer caps: day ${size(p.transfer.dailyCapBytes)}, month ${size(p.transfer.monthlyCapBytes)} (month starts on day ${p.transfer.monthStartsOn} at ${formatMinutes(p.transfer.dayStartsAt)})`,
     `pause on battery: ${p.pauseWhen.onBattery ? 'yes' : 'no'}; when busy: ${p.pauseWhen.cpuBusyAbove === null ? 'no' : `other programs above ${p.pauseWhen.cpuBusyAbove}% CPU over ${p.pauseWhen.cpuWindowMs / 1000} s, resume below ${p.pauseWhen.cpuResumeBelow}%`}; min pause ${p.pauseWhen.minPauseMs / 60_000} min`,
   ];
-  if (p.schedule === null) lines.push('schedule: any time');
+  const always = p.schedule === null || p.schedule.every((d) => d.some((w) => w.start === 0 && w.end === 1440));
+  if (always) lines.push('schedule: any time');
   else lines.push(`schedule: ${WEEKDAYS.map((d, i) => `${d.slice(0, 3)} ${(p.schedule?.[i] ?? []).map(formatWindow).join(',') || 'off'}`).join('; ')}`);
   const nf = p.neverFetch;
   lines.push(`never fetch: ${nf.domains.length} host(s), ${nf.domainSuffixes.length} domain(s), ${nf.addressRanges.length} address range(s)`);
