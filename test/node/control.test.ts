@@ -163,7 +163,7 @@ describe('the owner\'s verbs', () => {
     expect(h.calls).toEqual([['pause', 7_200_000]]);
     const st = await cli(['status']);
     expect(st.code).toBe(0);
-    expect(st.out).toMatch(/^paused \(owner\) for 2 min — peer 12D3KooTest\n  owner: paused by the owner for 2 h 0 min more\n/);
+    expect(st.out).toMatch(/^paused \(owner\) for 2 min — peer 12D3KooTest\n {2}owner: paused by the owner for 2 h 0 min more\n/);
     expect(st.out).toContain('transfer today 1.5 MB (no cap), this month 1.5 MB (5.00 GB left)');
     expect(st.out).toMatch(/2026-06-01\s+4\s+120\s+1\.5 MB\s+1\.0 h\s+0\.5 h/);
   });
