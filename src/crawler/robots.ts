@@ -50,6 +50,8 @@ interface Group {
   agents: string[];
   rules: Rule[];
   crawlDelaySec: number | null;
+  /** Rules already in the group, to drop duplicates. */
+  seen: Set<string>;
 }
 
 export interface RobotsFile {
@@ -164,7 +166,7 @@ export function parseRobotsTxt(body: Uint8Array | string): RobotsFile {
     const key = keyOf(rawKey);
     if (key === 'user-agent') {
       if (current === null || sawRule) {
-        current = { agents: [], rules: [], crawlDelaySec: null };
+        current = { agents: [], rules: [], crawlDelaySec: null, seen: new Set() };
         groups.push(current);
         sawRule = false;
       }
@@ -174,7 +176,12 @@ export function parseRobotsTxt(body: Uint8Array | string): RobotsFile {
       if (current === null) continue; // outside any group: ignored (§2.2.2)
       sawRule = true;
       const rule = compileRule(key === 'allow', value);
-      if (rule) current.rules.push(rule);
+      // Duplicate rules in a group may be dropped (§2.2.2): a file of one rule repeated costs one check.
+      const ruleKey = rule ? `${rule.allow ? 'A' : 'D'}${rule.parts.join('*')}${rule.anchored ? '$' : ''}` : '';
+      if (rule && !current.seen.has(ruleKey)) {
+        current.seen.add(ruleKey);
+        current.rules.push(rule);
+      }
     } else if (key === 'crawl-delay') {
       const n = Number(value);
       if (current !== null && current.crawlDelaySec === null && value !== '' && Number.isFinite(n) && n >= 0) current.crawlDelaySec = n;
