@@ -9,8 +9,8 @@ import { DEFAULT_LIMITS } from '../../src/crawler/limits.js';
 import { checkLiteralHost, OwnerBlockList, resolveHost, safeLookup } from '../../src/crawler/safety.js';
 import { parseTask, type TaskResult } from '../../src/crawler/task.js';
 import { runTask } from '../../src/crawler/thread.js';
-import { resultSchema } from '../../src/manager/result-schema.js';
-import { TestWeb } from '../web/testweb.js';
+import { resultSchema } from '../../src/manager/domain/result-schema.js';
+import { TestWeb } from '../../testbed/web/testweb.js';
 import { CollectSink } from './helpers.js';
 
 const rules = (o: Partial<{ domains: string[]; domainSuffixes: string[]; addressRanges: string[] }>) => ({ domains: [], domainSuffixes: [], addressRanges: [], ...o });
