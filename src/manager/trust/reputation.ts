@@ -1,0 +1,401 @@
+// Reputation of a volunteer identity (a libp2p peer id): what its spot checks
+// said, turned into a status and the rate at which its work is re-checked.
+//
+// The rule. Let q be the probability that a check of this volunteer's work
+// ends in a confirmed disagreement. The evidence is a weighted count of
+// agreements a and disagreements d, and the belief about q is the Beta
+// posterior Beta(priorDisagree + d, priorAgree + a). The prior is uniform
+// (Beta(1, 1)): a new identity could be anything — P(q > 0.1) = 0.9 — so it is
+// checked often until its own work says otherwise, and an identity that comes
+// back under a new key starts there again.
+//
+//  - quarantined when P(q > badRate) ≥ quarantineConfidence: "95 % sure that
+//    more than a quarter of its checked work is wrong". With the uniform prior
+//    a new identity is quarantined by its second confirmed disagreement
+//    (Beta(3, 1): P(q > 0.25) = 1 − 0.25³ = 0.984) but not by its first
+//    (Beta(2, 1): 1 − 0.25² = 0.9375), so one unlucky check never does it.
+//  - suspect while P(q > badRate) ≥ suspectConfidence, and for the next
+//    probationChecks checks after any disagreement (BOINC's reset of a host's
+//    consecutive-valid count): every task of a suspect is re-checked.
+//  - trusted when P(q < goodRate) ≥ trustConfidence and not on probation: with
+//    no disagreement, about 15 weighted agreements (1 − 0.9^(a+1) ≥ 0.8).
+//  - new otherwise (not yet shown good, nothing against it).
+//
+// Two forgetting rules keep old behaviour from shielding new behaviour: every
+// outcome first discounts the evidence by `decay` (memory ≈ 1/(1 − decay)
+// checks, so an honest volunteer's rare disagreements do not pile up over
+// years), and a disagreement halves the agreements before it
+// (`forgetOnDisagree`): trust is slow to earn and quick to lose, so an
+// identity that behaves for months and then forges is quarantined after about
+// four disagreements instead of dozens.
+//
+// Pure: records are plain JSON (persist them as they are); every function
+// returns a new record and never reads a clock — `at` is passed in.
+import { z } from 'zod';
+import { betaCdf } from './stats.js';
+
+export type VolunteerStatus = 'new' | 'trusted' | 'suspect' | 'quarantined' | 'banned';
+export const VOLUNTEER_STATUSES: readonly VolunteerStatus[] = ['new', 'trusted', 'suspect', 'quarantined', 'banned'];
+
+export interface ReputationOptions {
+  /** Prior pseudo-count of disagreements (Beta's first parameter for q). */
+  priorDisagree: number;
+  /** Prior pseudo-count of agreements. */
+  priorAgree: number;
+  /** A volunteer whose checks disagree more often than this is unacceptable. */
+  badRate: number;
+  /** Quarantine when P(q > badRate) reaches this. */
+  quarantineConfidence: number;
+  /** Suspect (every task re-checked) when P(q > badRate) reaches this. */
+  suspectConfidence: number;
+  /** A volunteer whose checks disagree less often than this is good. */
+  goodRate: number;
+  /** Trusted when P(q < goodRate) reaches this. */
+  trustConfidence: number;
+  /** Checks after a disagreement during which the volunteer stays suspect. */
+  probationChecks: number;
+  /** Evidence discount per outcome, in (0, 1]. */
+  decay: number;
+  /** Factor applied to the agreement weight on each disagreement, in [0, 1]. */
+  forgetOnDisagree: number;
+  /** Spot-check rate of an identity with no evidence (lowered as agreements accrue). */
+  newRate: number;
+  /** Spot-check rate a long-trusted volunteer tends to. */
+  trustedRate: number;
+  /** Spot-check rate of a suspect. */
+  suspectRate: number;
+  /** Disagreement weight of a task acknowledged and never delivered (churn
+   * does this too, so it is weak evidence and starts no probation). */
+  lostWeight: number;
+  /** Disagreement weight of a coordinate or cell-announcement claim that the
+   * measured RTTs contradict. */
+  coordinateWeight: number;
+}
+
+export const DEFAULT_REPUTATION: Readonly<ReputationOptions> = Object.freeze({
+  priorDisagree: 1,
+  priorAgree: 1,
+  badRate: 0.25,
+  quarantineConfidence: 0.95,
+  suspectConfidence: 0.9,
+  goodRate: 0.1,
+  trustConfidence: 0.8,
+  probationChecks: 3,
+  decay: 0.98,
+  forgetOnDisagree: 0.5,
+  newRate: 0.1,
+  trustedRate: 0.02,
+  suspectRate: 1,
+  lostWeight: 0.25,
+  coordinateWeight: 1,
+});
+
+/** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
+export function reputationOptions(partial: Partial<ReputationOptions> = {}): ReputationOptions {
+  const o: ReputationOptions = { ...DEFAULT_REPUTATION };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v === undefined) continue;
+    if (!(k in DEFAULT_REPUTATION)) throw new RangeError(`reputationOptions: unknown option '${k}'`);
+    (o as unknown as Record<string, unknown>)[k] = v;
+  }
+  const check = (ok: boolean, msg: string): void => {
+    if (!ok) throw new RangeError(`reputationOptions: ${msg}`);
+  };
+  const prob = (x: number): boolean => Number.isFinite(x) && x > 0 && x < 1;
+  check(Number.isFinite(o.priorDisagree) && o.priorDisagree > 0, `priorDisagree must be > 0, got ${o.priorDisagree}`);
+  check(Number.isFinite(o.priorAgree) && o.priorAgree > 0, `priorAgree must be > 0, got ${o.priorAgree}`);
+  check(prob(o.badRate), `badRate must be in (0, 1), got ${o.badRate}`);
+  check(prob(o.goodRate) && o.goodRate < o.badRate, `goodRate must be in (0, badRate), got ${o.goodRate}`);
+  check(prob(o.quarantineConfidence), `quarantineConfidence must be in (0, 1), got ${o.quarantineConfidence}`);
+  check(prob(o.suspectConfidence) && o.suspectConfidence <= o.quarantineConfidence,
+    `suspectConfidence must be in (0, quarantineConfidence], got ${o.suspectConfidence}`);
+  check(prob(o.trustConfidence), `trustConfidence must be in (0, 1), got ${o.trustConfidence}`);
+  check(Number.isInteger(o.probationChecks) && o.probationChecks >= 0, `probationChecks must be an integer >= 0, got ${o.probationChecks}`);
+  check(Number.isFinite(o.decay) && o.decay > 0 && o.decay <= 1, `decay must be in (0, 1], got ${o.decay}`);
+  check(Number.isFinite(o.forgetOnDisagree) && o.forgetOnDisagree >= 0 && o.forgetOnDisagree <= 1,
+    `forgetOnDisagree must be in [0, 1], got ${o.forgetOnDisagree}`);
+  for (const k of ['newRate', 'trustedRate', 'suspectRate'] as const) {
+    check(Number.isFinite(o[k]) && o[k] >= 0 && o[k] <= 1, `${k} must be in [0, 1], got ${o[k]}`);
+  }
+  check(o.trustedRate <= o.newRate, `trustedRate (${o.trustedRate}) must not exceed newRate (${o.newRate})`);
+  check(Number.isFinite(o.lostWeight) && o.lostWeight >= 0, `lostWeight must be >= 0, got ${o.lostWeight}`);
+  check(Number.isFinite(o.coordinateWeight) && o.coordinateWeight >= 0, `coordinateWeight must be >= 0, got ${o.coordinateWeight}`);
+  return o;
+}
+
+/** An operator's or the rule's hold on an identity. */
+export interface Hold {
+  since: number;
+  reason: string;
+  /** 'rule' when the reputation rule set it, else the operator's name. */
+  by: string;
+}
+
+/** The persisted reputation of one identity (plain JSON; key it by `id`). */
+export interface ReputationRecord {
+  v: 1;
+  /** The volunteer identity (peer id). */
+  id: string;
+  firstSeen: number;
+  /** Discounted evidence (see the module comment). */
+  agree: number;
+  disagree: number;
+  /** Checks left on probation after the last disagreement. */
+  probation: number;
+  /** Lifetime counts of outcomes, undiscounted, for the API and metrics. */
+  totals: { agree: number; disagree: number; inconclusive: number; lost: number; coordinate: number };
+  lastOutcomeAt: number | null;
+  /** The last task of this volunteer that a check confirmed, and when it was
+   * uploaded: on quarantine, its uploads after this become unverified. */
+  lastVerified: { taskId: string; at: number } | null;
+  quarantine: Hold | null;
+  ban: Hold | null;
+  /** Operator lifts so far (a repeat offender is visible), and the last one. */
+  lifts: number;
+  lastLift: { at: number; by: string; what: 'quarantine' | 'ban' } | null;
+}
+
+const holdSchema = z.object({ since: z.number().finite(), reason: z.string().max(500), by: z.string().max(200) });
+const nonNeg = z.number().finite().nonnegative();
+export const reputationRecordSchema = z.object({
+  v: z.literal(1),
+  id: z.string().min(1).max(200),
+  firstSeen: z.number().finite(),
+  agree: nonNeg,
+  disagree: nonNeg,
+  probation: z.number().int().nonnegative(),
+  totals: z.object({ agree: nonNeg, disagree: nonNeg, inconclusive: nonNeg, lost: nonNeg, coordinate: nonNeg }),
+  lastOutcomeAt: z.number().finite().nullable(),
+  lastVerified: z.object({ taskId: z.string().max(200), at: z.number().finite() }).nullable(),
+  quarantine: holdSchema.nullable(),
+  ban: holdSchema.nullable(),
+  lifts: z.number().int().nonnegative(),
+  lastLift: z.object({ at: z.number().finite(), by: z.string().max(200), what: z.enum(['quarantine', 'ban']) }).nullable(),
+});
+
+/** Validates a stored record (e.g. read back from LevelDB); throws with the field at fault. */
+export function parseReputation(json: unknown): ReputationRecord {
+  const r = reputationRecordSchema.safeParse(json);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new RangeError(`invalid reputation record: ${issue?.path.join('.') || 'record'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return r.data;
+}
+
+/** A fresh identity: no evidence, the prior alone. */
+export function newReputation(id: string, at: number): ReputationRecord {
+  return {
+    v: 1,
+    id,
+    firstSeen: at,
+    agree: 0,
+    disagree: 0,
+    probation: 0,
+    totals: { agree: 0, disagree: 0, inconclusive: 0, lost: 0, coordinate: 0 },
+    lastOutcomeAt: null,
+    lastVerified: null,
+    quarantine: null,
+    ban: null,
+    lifts: 0,
+    lastLift: null,
+  };
+}
+
+export interface Posterior {
+  /** Beta parameters of q (probability that a check disagrees). */
+  alpha: number;
+  beta: number;
+  /** Posterior mean of q. */
+  mean: number;
+  /** P(q > badRate). */
+  pBad: number;
+  /** P(q < goodRate). */
+  pGood: number;
+}
+
+export function posterior(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): Posterior {
+  const alpha = opts.priorDisagree + rec.disagree;
+  const beta = opts.priorAgree + rec.agree;
+  return {
+    alpha,
+    beta,
+    mean: alpha / (alpha + beta),
+    pBad: 1 - betaCdf(opts.badRate, alpha, beta),
+    pGood: betaCdf(opts.goodRate, alpha, beta),
+  };
+}
+
+/** What the rule says of the evidence alone (holds aside). */
+function ruleStatus(rec: ReputationRecord, p: Posterior, opts: ReputationOptions): VolunteerStatus {
+  if (p.pBad >= opts.quarantineConfidence) return 'quarantined';
+  if (rec.probation > 0 || p.pBad >= opts.suspectConfidence) return 'suspect';
+  if (p.pGood >= opts.trustConfidence) return 'trusted';
+  return 'new';
+}
+
+export function reputationStatus(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): VolunteerStatus {
+  if (rec.ban !== null) return 'banned';
+  if (rec.quarantine !== null) return 'quarantined';
+  const s = ruleStatus(rec, posterior(rec, opts), opts);
+  // The rule quarantines through recordOutcome (which sets the hold); a record
+  // built by hand that crosses the line without a hold is reported as suspect.
+  return s === 'quarantined' ? 'suspect' : s;
+}
+
+/** True when the volunteer may be given tasks (and chosen to verify others if not suspect). */
+export function mayWork(rec: ReputationRecord): boolean {
+  return rec.ban === null && rec.quarantine === null;
+}
+
+/**
+ * The probability with which a completed task of this volunteer is re-checked:
+ * 0 for a quarantined or banned identity (it gets no tasks), suspectRate for a
+ * suspect, else trustedRate + (newRate − trustedRate)·P(q > goodRate) — the
+ * rate falls smoothly from about newRate for a new identity to trustedRate as
+ * the posterior probability that it is not yet shown good falls (≈ 0.066 at
+ * the moment it becomes trusted with the defaults, ≈ 0.021 for a volunteer
+ * with a full memory of clean checks).
+ */
+export function spotCheckRate(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): number {
+  const status = reputationStatus(rec, opts);
+  if (status === 'banned' || status === 'quarantined') return 0;
+  if (status === 'suspect') return opts.suspectRate;
+  const p = posterior(rec, opts);
+  return opts.trustedRate + (opts.newRate - opts.trustedRate) * (1 - p.pGood);
+}
+
+export type OutcomeKind = 'agree' | 'disagree' | 'inconclusive' | 'lost' | 'coordinate';
+
+export interface Outcome {
+  kind: OutcomeKind;
+  /** When the outcome was decided (manager clock). */
+  at: number;
+  /** Evidence weight (default 1; lost and coordinate outcomes default to their options). */
+  weight?: number;
+  /** The volunteer's task the outcome is about (its own crawl, as subject or verifier). */
+  taskId?: string;
+  /** When that task's result was uploaded: an agreement on it verifies the volunteer's uploads up to then. */
+  uploadedAt?: number;
+  /** Why (shown in the quarantine hold). */
+  reason?: string;
+}
+
+export interface OutcomeResult {
+  record: ReputationRecord;
+  before: VolunteerStatus;
+  after: VolunteerStatus;
+  /** True when this outcome put the identity in quarantine. */
+  quarantined: boolean;
+}
+
+/** Applies one outcome; returns the new record and the status change. A
+ * quarantined or banned identity still records outcomes (checks of its older
+ * work may still come in) but the hold stays until an operator lifts it. */
+export function recordOutcome(rec: ReputationRecord, outcome: Outcome, opts: ReputationOptions = DEFAULT_REPUTATION): OutcomeResult {
+  const before = reputationStatus(rec, opts);
+  const r: ReputationRecord = { ...rec, totals: { ...rec.totals } };
+  const w = outcome.weight ?? (outcome.kind === 'lost' ? opts.lostWeight : outcome.kind === 'coordinate' ? opts.coordinateWeight : 1);
+  if (!(w >= 0) || !Number.isFinite(w)) throw new RangeError(`recordOutcome: weight must be a finite number >= 0, got ${w}`);
+  const discount = (): void => {
+    r.agree *= opts.decay;
+    r.disagree *= opts.decay;
+  };
+  switch (outcome.kind) {
+    case 'agree':
+      discount();
+      r.agree += w;
+      r.totals.agree += 1;
+      if (r.probation > 0) r.probation -= 1;
+      if (outcome.taskId !== undefined && outcome.uploadedAt !== undefined && (r.lastVerified === null || outcome.uploadedAt >= r.lastVerified.at)) {
+        r.lastVerified = { taskId: outcome.taskId, at: outcome.uploadedAt };
+      }
+      break;
+    case 'disagree':
+    case 'coordinate':
+      discount();
+      r.agree *= opts.forgetOnDisagree;
+      r.disagree += w;
+      r.probation = opts.probationChecks;
+      if (outcome.kind === 'disagree') r.totals.disagree += 1;
+      else r.totals.coordinate += 1;
+      break;
+    case 'lost':
+      discount();
+      r.disagree += w;
+      r.totals.lost += 1;
+      break;
+    case 'inconclusive':
+      r.totals.inconclusive += 1;
+      break;
+  }
+  r.lastOutcomeAt = outcome.at;
+  let quarantined = false;
+  if (r.quarantine === null && r.ban === null && ruleStatus(r, posterior(r, opts), opts) === 'quarantined') {
+    const p = posterior(r, opts);
+    r.quarantine = {
+      since: outcome.at,
+      by: 'rule',
+      reason: `P(disagreement rate > ${opts.badRate}) = ${p.pBad.toFixed(3)} ≥ ${opts.quarantineConfidence}` + (outcome.reason ? ` (last: ${outcome.reason})` : ''),
+    };
+    quarantined = true;
+  }
+  return { record: r, before, after: reputationStatus(r, opts), quarantined };
+}
+
+/** An operator lifts a quarantine: the evidence is reset to the prior and the
+ * identity starts on probation, so it is re-checked on every task until it
+ * shows clean work again. */
+export function liftQuarantine(rec: ReputationRecord, at: number, by: string, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationRecord {
+  if (rec.quarantine === null) return rec;
+  return { ...rec, agree: 0, disagree: 0, probation: opts.probationChecks, quarantine: null, lifts: rec.lifts + 1, lastLift: { at, by, what: 'quarantine' } };
+}
+
+/** An operator bans an identity: no tasks, whatever its evidence, until unbanned. */
+export function ban(rec: ReputationRecord, at: number, by: string, reason: string): ReputationRecord {
+  return { ...rec, ban: { since: at, by, reason } };
+}
+
+/** Lifts a ban; like a lifted quarantine, the identity restarts on probation. */
+export function unban(rec: ReputationRecord, at: number, by: string, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationRecord {
+  if (rec.ban === null) return rec;
+  const lifted: ReputationRecord = { ...rec, ban: null, lifts: rec.lifts + 1, lastLift: { at, by, what: 'ban' } };
+  return lifted.quarantine !== null ? lifted : { ...lifted, agree: 0, disagree: 0, probation: opts.probationChecks };
+}
+
+/** What the API, /metrics and the dashboard show of an identity. */
+export interface ReputationSummary {
+  id: string;
+  status: VolunteerStatus;
+  spotCheckRate: number;
+  /** Posterior mean of the disagreement rate and P(rate > badRate). */
+  meanDisagreeRate: number;
+  pBad: number;
+  pGood: number;
+  agree: number;
+  disagree: number;
+  totals: ReputationRecord['totals'];
+  probation: number;
+  lastVerified: ReputationRecord['lastVerified'];
+  quarantine: Hold | null;
+  ban: Hold | null;
+}
+
+export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationSummary {
+  const p = posterior(rec, opts);
+  return {
+    id: rec.id,
+    status: reputationStatus(rec, opts),
+    spotCheckRate: spotCheckRate(rec, opts),
+    meanDisagreeRate: p.mean,
+    pBad: p.pBad,
+    pGood: p.pGood,
+    agree: rec.agree,
+    disagree: rec.disagree,
+    totals: rec.totals,
+    probation: rec.probation,
+    lastVerified: rec.lastVerified,
+    quarantine: rec.quarantine,
+    ban: rec.ban,
+  };
+}
