@@ -1,0 +1,395 @@
+// Comparison of two crawls of the same channel by two volunteers.
+//
+// For every page both crawls saw, the probability that it changed between the
+// two fetches comes from the channel's change rate (the estimator's Poisson
+// rate r: P(no change in Δt) = e^{−rΔt}), made deliberately pessimistic — the
+// rate is multiplied by `rateSafetyFactor` and a floor `pChangeFloor` stands for
+// what the model does not know (A/B tests, pages faster than their channel) —
+// and Δt is an upper bound built from trusted times (see `fetchWindow`).
+//
+// Page verdicts:
+//  - identical / same-text / same-digest: the crawls agree on the page.
+//  - contradiction: the same body digest with a different text, title, size or
+//    noindex flag. One body gives one extraction, so two honest crawlers (of
+//    one version) cannot produce this whatever the page did: strong evidence.
+//  - volatile: the texts differ only in a few numbers (clocks, counters):
+//    neither agreement nor disagreement.
+//  - mismatch: the page differs although it should not have changed
+//    (P(change) ≤ checkableMaxPChange). Counted, then tested as a whole.
+//  - changed-consistent / changed-divergent / changed: the page may well have
+//    changed in between: only what survives a change is looked at (same
+//    title and length band, or not; `changed` when one side sent only the
+//    digest), and nothing here ever counts against either volunteer.
+//  - missing-a / missing-b: one crawl has the page, the other does not.
+//
+// Task verdict: `disagree` when the mismatches are too many for legitimate
+// change (the number of mismatching checkable pages M has, for honest crawls,
+// a Poisson-binomial law with the pages' change probabilities; disagree when
+// P(M ≥ m) < alpha, and never for a single page, so one page that changed
+// between the crawls can never make a disagreement), when there is a
+// contradiction, when one crawl is missing most of what the other found
+// (acknowledged but never crawled), when one claims failure while the other
+// crawled the pages, or when one reports inter-site links the other never saw
+// (SEO link injection). A pairwise disagreement does not say who is wrong:
+// spot-check.ts breaks it with a third crawl.
+//
+// Pure: no I/O, no clock; all times are epoch ms passed in.
+import type { PageRecord, TaskStatus } from '../../crawler/task.js';
+import { poissonBinomialTail } from './stats.js';
+import { digitOnlyDifferences, lengthRatio, normaliseText } from './text.js';
+
+/** What compare needs of an uploaded page (src/crawler's PageRecord fits). */
+export type PageView = Pick<PageRecord, 'url' | 'digest' | 'text'> & Partial<Pick<PageRecord, 'title' | 'bytes' | 'noindex' | 'fetchedAt'>>;
+
+/** One volunteer's crawl of the channel: every upload part of a task merged. */
+export interface CrawlView {
+  volunteer: string;
+  taskId: string;
+  status: TaskStatus;
+  /** When the manager issued the task (manager clock, epoch ms): no fetch is earlier. */
+  issuedAt: number;
+  /** When the manager received the final part: no fetch is later. */
+  receivedAt: number;
+  /** Pages uploaded with their text. */
+  pages: readonly PageView[];
+  /** Every live page's digest (a page uploaded with text has one too). */
+  validators: readonly { url: string; digest: number }[];
+  /** Inter-site URLs the crawl reported. */
+  interSiteUrls?: readonly string[];
+  /** The URLs this crawl was asked to fetch directly (a sampled verification
+   * task, depth 0). Absent for a crawl of the whole channel. */
+  targets?: readonly string[];
+}
+
+/** The channel's change history, as the manager's estimator gives it. */
+export interface ChangeModel {
+  /** Estimated changes per page per minute (estimateChangeRate); null when unknown. */
+  ratePerMinute: number | null;
+  /** Per-page rates where the manager's history has them (changes per minute). */
+  pageRatesPerMinute?: Readonly<Record<string, number>>;
+}
+
+export interface CompareOptions {
+  /** Rate assumed when the channel's is unknown (changes per page per minute). */
+  unknownRatePerMinute: number;
+  /** The estimated rate is multiplied by this (≥ 1): estimates are noisy and pages within a channel differ. */
+  rateSafetyFactor: number;
+  /** P(change) never below this: what the model does not know. */
+  pChangeFloor: number;
+  /** Pages more likely than this to have changed are compared on title and length only, never counted. */
+  checkableMaxPChange: number;
+  /** Significance of the mismatch count test. */
+  alpha: number;
+  /** Mismatching pages needed before the test may accuse (≥ 2: one page never does). */
+  minMismatches: number;
+  /** A volunteer's claimed fetch time is trusted within ± this of its trusted window. */
+  clockSkewMs: number;
+  /** At most this many words may differ in their digits for a page to count as volatile. */
+  maxVolatileWords: number;
+  /** With a per-page rate, a page this stable (P(change) ≤ this) gets no volatile allowance. */
+  strictDigitsMaxPChange: number;
+  /** A completed crawl that has less than this fraction of what the other found has not crawled. */
+  minCoverage: number;
+  /** ... and it must miss at least this many pages (or have none at all). */
+  minMissing: number;
+  /** Injected inter-site links: at least this many only one crawl reported. */
+  minInjectedLinks: number;
+  /** Changed pages whose lengths are within this ratio (and same title) are "consistent". */
+  changedLengthRatio: number;
+  /** Weights of the evidence by reason (reputation weights). */
+  weights: Readonly<Record<DisagreementReason, number>>;
+}
+
+export const DISAGREEMENT_REASONS = ['contradiction', 'mismatch', 'not-crawled', 'failure-claim', 'injected-links'] as const;
+export type DisagreementReason = (typeof DISAGREEMENT_REASONS)[number];
+
+export const DEFAULT_COMPARE: Readonly<CompareOptions> = Object.freeze({
+  unknownRatePerMinute: 1 / 30,
+  rateSafetyFactor: 2,
+  pChangeFloor: 0.005,
+  checkableMaxPChange: 0.2,
+  alpha: 1e-3,
+  minMismatches: 2,
+  clockSkewMs: 60_000,
+  maxVolatileWords: 3,
+  strictDigitsMaxPChange: 0.01,
+  minCoverage: 0.5,
+  minMissing: 3,
+  minInjectedLinks: 3,
+  changedLengthRatio: 0.5,
+  weights: Object.freeze({ contradiction: 2, mismatch: 1, 'not-crawled': 0.5, 'failure-claim': 0.5, 'injected-links': 1 }),
+});
+
+/** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
+export function compareOptions(partial: Partial<CompareOptions> = {}): CompareOptions {
+  const o: CompareOptions = { ...DEFAULT_COMPARE };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v === undefined) continue;
+    if (!(k in DEFAULT_COMPARE)) throw new RangeError(`compareOptions: unknown option '${k}'`);
+    (o as unknown as Record<string, unknown>)[k] = v;
+  }
+  o.weights = { ...DEFAULT_COMPARE.weights, ...partial.weights };
+  const check = (ok: boolean, msg: string): void => {
+    if (!ok) throw new RangeError(`compareOptions: ${msg}`);
+  };
+  const prob = (x: number): boolean => Number.isFinite(x) && x >= 0 && x <= 1;
+  check(Number.isFinite(o.unknownRatePerMinute) && o.unknownRatePerMinute >= 0, `unknownRatePerMinute must be >= 0, got ${o.unknownRatePerMinute}`);
+  check(Number.isFinite(o.rateSafetyFactor) && o.rateSafetyFactor >= 1, `rateSafetyFactor must be >= 1, got ${o.rateSafetyFactor}`);
+  check(prob(o.pChangeFloor) && o.pChangeFloor < 1, `pChangeFloor must be in [0, 1), got ${o.pChangeFloor}`);
+  check(prob(o.checkableMaxPChange), `checkableMaxPChange must be in [0, 1], got ${o.checkableMaxPChange}`);
+  check(Number.isFinite(o.alpha) && o.alpha > 0 && o.alpha < 1, `alpha must be in (0, 1), got ${o.alpha}`);
+  check(Number.isInteger(o.minMismatches) && o.minMismatches >= 2, `minMismatches must be an integer >= 2, got ${o.minMismatches}`);
+  check(Number.isFinite(o.clockSkewMs) && o.clockSkewMs >= 0, `clockSkewMs must be >= 0, got ${o.clockSkewMs}`);
+  check(Number.isInteger(o.maxVolatileWords) && o.maxVolatileWords >= 0, `maxVolatileWords must be an integer >= 0, got ${o.maxVolatileWords}`);
+  check(prob(o.strictDigitsMaxPChange), `strictDigitsMaxPChange must be in [0, 1], got ${o.strictDigitsMaxPChange}`);
+  check(prob(o.minCoverage), `minCoverage must be in [0, 1], got ${o.minCoverage}`);
+  check(Number.isInteger(o.minMissing) && o.minMissing >= 1, `minMissing must be an integer >= 1, got ${o.minMissing}`);
+  check(Number.isInteger(o.minInjectedLinks) && o.minInjectedLinks >= 1, `minInjectedLinks must be an integer >= 1, got ${o.minInjectedLinks}`);
+  check(prob(o.changedLengthRatio), `changedLengthRatio must be in [0, 1], got ${o.changedLengthRatio}`);
+  for (const r of DISAGREEMENT_REASONS) check(Number.isFinite(o.weights[r]) && o.weights[r] >= 0, `weights.${r} must be >= 0`);
+  return o;
+}
+
+export const PAGE_KINDS = [
+  'identical',
+  'same-text',
+  'same-digest',
+  'contradiction',
+  'volatile',
+  'mismatch',
+  'changed-consistent',
+  'changed-divergent',
+  'changed',
+  'missing-a',
+  'missing-b',
+] as const;
+export type PageKind = (typeof PAGE_KINDS)[number];
+const AGREEING: ReadonlySet<PageKind> = new Set(['identical', 'same-text', 'same-digest']);
+
+export interface PageComparison {
+  url: string;
+  kind: PageKind;
+  /** Upper bound on the time between the two fetches, ms (NaN when one crawl lacks the page). */
+  gapMs: number;
+  /** Probability that the page changed in that time (pessimistic). */
+  pChange: number;
+  /** One side's text is empty while the other's is not (empty-page forgery). */
+  emptySide?: 'a' | 'b';
+}
+
+export interface Disagreement {
+  reason: DisagreementReason;
+  /** The side the evidence points at, when the evidence itself says so; null when only a third crawl can tell. */
+  side: 'a' | 'b' | null;
+  detail: string;
+}
+
+export type Verdict = 'agree' | 'disagree' | 'inconclusive';
+
+export interface CrawlComparison {
+  verdict: Verdict;
+  /** Evidence weight for reputation: the heaviest reason's weight (1 for an agreement). */
+  weight: number;
+  disagreements: Disagreement[];
+  /** Why an inconclusive comparison is one. */
+  note?: string;
+  counts: Record<PageKind, number>;
+  /** Checkable pages (the mismatch test's trials), their mismatches, the
+   * expected number of legitimate mismatches and P(M ≥ mismatches). */
+  trials: number;
+  mismatches: number;
+  expectedMismatches: number;
+  pValue: number;
+  pages: PageComparison[];
+}
+
+const SUCCESS: ReadonlySet<TaskStatus> = new Set<TaskStatus>(['completed', 'page-cap', 'deadline']);
+
+interface Entry {
+  digest: number;
+  page?: PageView;
+}
+
+function entries(c: CrawlView): Map<string, Entry> {
+  const m = new Map<string, Entry>();
+  for (const v of c.validators) m.set(v.url, { digest: v.digest });
+  for (const p of c.pages) m.set(p.url, { digest: p.digest, page: p });
+  return m;
+}
+
+/** The time interval a crawl's fetch of a page lies in: the crawl's trusted
+ * window [issuedAt, receivedAt], narrowed to the claimed fetch time ± clock
+ * skew when there is one. A volunteer can only move its claimed time inside
+ * its own window, so a lie can shrink a gap by no more than that window. */
+export function fetchWindow(c: CrawlView, fetchedAt: number | undefined, skewMs: number): [number, number] {
+  const lo = c.issuedAt;
+  const hi = Math.max(c.issuedAt, c.receivedAt);
+  if (fetchedAt === undefined || !Number.isFinite(fetchedAt)) return [lo, hi];
+  const t = Math.min(hi, Math.max(lo, fetchedAt));
+  return [Math.max(lo, t - skewMs), Math.min(hi, t + skewMs)];
+}
+
+/** Probability that a page changed within gapMs: 1 − (1 − floor)·e^{−k·r·Δt}. */
+export function changeProbability(ratePerMinute: number, gapMs: number, o: CompareOptions = DEFAULT_COMPARE): number {
+  const r = Math.max(0, ratePerMinute) * o.rateSafetyFactor;
+  return 1 - (1 - o.pChangeFloor) * Math.exp(-r * (Math.max(0, gapMs) / 60_000));
+}
+
+function rateOf(url: string, change: ChangeModel, o: CompareOptions): { rate: number; perPage: boolean } {
+  const own = change.pageRatesPerMinute?.[url];
+  if (own !== undefined && Number.isFinite(own) && own >= 0) return { rate: own, perPage: true };
+  const ch = change.ratePerMinute;
+  return { rate: ch !== null && Number.isFinite(ch) && ch >= 0 ? ch : o.unknownRatePerMinute, perPage: false };
+}
+
+function comparePage(url: string, ea: Entry, eb: Entry, a: CrawlView, b: CrawlView, change: ChangeModel, o: CompareOptions): PageComparison {
+  const [aLo, aHi] = fetchWindow(a, ea.page?.fetchedAt, o.clockSkewMs);
+  const [bLo, bHi] = fetchWindow(b, eb.page?.fetchedAt, o.clockSkewMs);
+  const gapMs = Math.max(0, bHi - aLo, aHi - bLo);
+  const { rate, perPage } = rateOf(url, change, o);
+  const pChange = changeProbability(rate, gapMs, o);
+  const checkable = pChange <= o.checkableMaxPChange;
+  const out = (kind: PageKind, emptySide?: 'a' | 'b'): PageComparison => (emptySide ? { url, kind, gapMs, pChange, emptySide } : { url, kind, gapMs, pChange });
+  const pa = ea.page;
+  const pb = eb.page;
+  if (pa === undefined || pb === undefined) {
+    // At least one side reported only the digest (an unchanged page).
+    if (ea.digest === eb.digest) return out('same-digest');
+    return out(checkable ? 'mismatch' : 'changed');
+  }
+  const ta = normaliseText(pa.text);
+  const tb = normaliseText(pb.text);
+  const titleA = normaliseText(pa.title ?? '');
+  const titleB = normaliseText(pb.title ?? '');
+  const emptySide = ta === '' && tb !== '' ? 'a' : tb === '' && ta !== '' ? 'b' : undefined;
+  if (ea.digest === eb.digest) {
+    const sameExtraction =
+      ta === tb &&
+      (pa.title === undefined || pb.title === undefined || titleA === titleB) &&
+      (pa.bytes === undefined || pb.bytes === undefined || pa.bytes === pb.bytes) &&
+      (pa.noindex ?? false) === (pb.noindex ?? false);
+    return sameExtraction ? out('identical') : out('contradiction', emptySide);
+  }
+  if (ta === tb && titleA === titleB) return out('same-text');
+  const strict = perPage && pChange <= o.strictDigitsMaxPChange;
+  if (!strict) {
+    const dText = digitOnlyDifferences(ta, tb);
+    const dTitle = digitOnlyDifferences(titleA, titleB);
+    if (dText !== null && dTitle !== null && dText + dTitle <= o.maxVolatileWords) return out('volatile');
+  }
+  if (checkable) return out('mismatch', emptySide);
+  const consistent = titleA === titleB && lengthRatio(ta.length, tb.length) >= o.changedLengthRatio;
+  return out(consistent ? 'changed-consistent' : 'changed-divergent', emptySide);
+}
+
+function emptyCounts(): Record<PageKind, number> {
+  const c = {} as Record<PageKind, number>;
+  for (const k of PAGE_KINDS) c[k] = 0;
+  return c;
+}
+
+/** Compares crawl `a` with crawl `b` of the same channel. */
+export function compareCrawls(a: CrawlView, b: CrawlView, change: ChangeModel, options: Partial<CompareOptions> | CompareOptions = {}): CrawlComparison {
+  const o = compareOptions(options);
+  const counts = emptyCounts();
+  const pages: PageComparison[] = [];
+  const disagreements: Disagreement[] = [];
+  const result = (verdict: Verdict, extra: Partial<CrawlComparison> = {}): CrawlComparison => {
+    const weight = verdict === 'disagree' ? Math.max(...disagreements.map((d) => o.weights[d.reason])) : verdict === 'agree' ? 1 : 0;
+    return { verdict, weight, disagreements, counts, trials: 0, mismatches: 0, expectedMismatches: 0, pValue: 1, pages, ...extra };
+  };
+
+  const ea = entries(a);
+  const eb = entries(b);
+  const okA = SUCCESS.has(a.status);
+  const okB = SUCCESS.has(b.status);
+  if (a.status === 'cancelled' || b.status === 'cancelled') return result('inconclusive', { note: 'a task was cancelled before it ran' });
+  if (!okA && !okB) return result('inconclusive', { note: `both crawls failed (${a.status}, ${b.status})` });
+  if (okA !== okB) {
+    const [failed, found, side] = okA ? [b, ea, 'b' as const] : [a, eb, 'a' as const];
+    if (found.size === 0) return result('inconclusive', { note: `${failed.status} against a crawl that found nothing` });
+    disagreements.push({ reason: 'failure-claim', side, detail: `${side} reported ${failed.status} while the other crawl found ${found.size} pages` });
+    return result('disagree');
+  }
+
+  // Which URLs each side was expected to have: the whole channel, or its targets.
+  const inScope = (c: CrawlView, url: string): boolean => c.targets === undefined || c.targets.includes(url);
+  const urls = new Set<string>();
+  for (const u of ea.keys()) if (inScope(b, u)) urls.add(u);
+  for (const u of eb.keys()) if (inScope(a, u)) urls.add(u);
+  const sorted = [...urls].sort();
+
+  const trialPs: number[] = [];
+  let mismatches = 0;
+  let emptyA = 0;
+  let emptyB = 0;
+  for (const url of sorted) {
+    const x = ea.get(url);
+    const y = eb.get(url);
+    let pc: PageComparison;
+    if (x === undefined) pc = { url, kind: 'missing-a', gapMs: NaN, pChange: NaN };
+    else if (y === undefined) pc = { url, kind: 'missing-b', gapMs: NaN, pChange: NaN };
+    else pc = comparePage(url, x, y, a, b, change, o);
+    counts[pc.kind]++;
+    pages.push(pc);
+    if (pc.emptySide === 'a' && (pc.kind === 'mismatch' || pc.kind === 'contradiction')) emptyA++;
+    if (pc.emptySide === 'b' && (pc.kind === 'mismatch' || pc.kind === 'contradiction')) emptyB++;
+    if (AGREEING.has(pc.kind) || pc.kind === 'mismatch') {
+      if (pc.pChange <= o.checkableMaxPChange) {
+        trialPs.push(pc.pChange);
+        if (pc.kind === 'mismatch') mismatches++;
+      }
+    }
+  }
+  const emptyNote = (): string => (emptyA + emptyB > 0 ? ` (${emptyA > 0 ? `${emptyA} empty in a` : ''}${emptyA > 0 && emptyB > 0 ? ', ' : ''}${emptyB > 0 ? `${emptyB} empty in b` : ''})` : '');
+
+  // Content: contradictions, then the mismatch count against legitimate change.
+  if (counts.contradiction > 0) {
+    disagreements.push({ reason: 'contradiction', side: null, detail: `${counts.contradiction} pages with the same body digest and a different text, title or size${emptyNote()}` });
+  }
+  let expected = 0;
+  for (const p of trialPs) expected += p;
+  const pValue = poissonBinomialTail(trialPs, mismatches);
+  if (mismatches >= o.minMismatches && pValue < o.alpha) {
+    disagreements.push({
+      reason: 'mismatch',
+      side: null,
+      detail: `${mismatches} of ${trialPs.length} pages differ that should not have changed (expected ${expected.toFixed(2)}, P = ${pValue.toExponential(2)})${emptyNote()}`,
+    });
+  }
+
+  // Coverage: a completed crawl missing most of what the other found was not
+  // really crawled (page-cap and deadline crawls stop early legitimately).
+  const coverage = (self: CrawlView, side: 'a' | 'b', missing: number, otherFound: number, ownFound: number): void => {
+    if (self.status !== 'completed' || otherFound === 0) return;
+    if ((missing >= o.minMissing || ownFound === 0) && missing / otherFound > 1 - o.minCoverage) {
+      disagreements.push({ reason: 'not-crawled', side, detail: `${side} is missing ${missing} of the ${otherFound} pages the other crawl found` });
+    }
+  };
+  const foundA = counts['missing-b'] + sorted.length - counts['missing-a'] - counts['missing-b'];
+  const foundB = counts['missing-a'] + sorted.length - counts['missing-a'] - counts['missing-b'];
+  coverage(a, 'a', counts['missing-a'], foundB, foundA);
+  coverage(b, 'b', counts['missing-b'], foundA, foundB);
+
+  // Inter-site links only one crawl reported, when both crawled the whole
+  // channel and the pages barely changed in between.
+  if (a.targets === undefined && b.targets === undefined && a.interSiteUrls !== undefined && b.interSiteUrls !== undefined) {
+    const sa = new Set(a.interSiteUrls);
+    const sb = new Set(b.interSiteUrls);
+    const changedPages = counts['changed-consistent'] + counts['changed-divergent'] + counts.changed;
+    const stable = expected + changedPages <= 1;
+    for (const [self, other, side] of [[sa, sb, 'a'], [sb, sa, 'b']] as const) {
+      let extra = 0;
+      for (const u of self) if (!other.has(u)) extra++;
+      if (stable && extra >= o.minInjectedLinks && extra > 0.5 * self.size) {
+        disagreements.push({ reason: 'injected-links', side, detail: `${side} reported ${extra} inter-site URLs the other crawl never saw` });
+      }
+    }
+  }
+
+  const stats = { trials: trialPs.length, mismatches, expectedMismatches: expected, pValue };
+  if (disagreements.length > 0) return result('disagree', stats);
+  const agreeing = counts.identical + counts['same-text'] + counts['same-digest'];
+  if (agreeing === 0) return result('inconclusive', { ...stats, note: sorted.length === 0 ? 'neither crawl found a page' : 'no page could be compared' });
+  return result('agree', stats);
+}
