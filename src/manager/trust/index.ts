@@ -1,0 +1,7 @@
+// Trust no volunteer: spot-check verification, reputation and quarantine
+// (issue #13, the pure decision logic). See docs/trust.md.
+export * from './stats.js';
+export * from './text.js';
+export * from './reputation.js';
+export * from './compare.js';
+export * from './spot-check.js';

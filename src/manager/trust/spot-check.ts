@@ -1,0 +1,487 @@
+// Spot-check policy: which completed tasks are crawled a second time, by whom,
+// when and over which pages; when a third crawl breaks a disagreement; what
+// the checks cost.
+//
+// Which: a completed task is re-checked with its volunteer's spot-check rate
+// (reputation.ts: ~25 % for a new identity, falling to ~2 % for a long-trusted
+// one, every task of a suspect — BOINC's adaptive replication), decided only
+// after the upload so the volunteer cannot tell at crawl time which of its
+// tasks will be checked. Two anomalies are checked always, whatever the
+// reputation: a completed crawl with no live page on a channel whose history
+// has pages (acknowledged but never crawled), and more changed pages than the
+// channel's change rate makes believable (a forger must fake new digests to
+// upload text for pages that did not change).
+//
+// By whom: another volunteer (never the same peer), preferably on another
+// network prefix (/24 for IPv4, /48 for IPv6: the same machine, home or small
+// hosting block), then one already trusted (so a crowd of fresh Sybil
+// identities checks nobody), then one in another coordinate region; random
+// among the best, so a volunteer cannot arrange to be checked by a friend.
+//
+// When: right away, with a deadline by which an unchanged page stays unchanged
+// with probability pUnchangedTarget (e^{−k·r·Δt} ≥ target): the shorter the
+// gap, the more pages compare.ts can judge.
+//
+// Pure: no I/O, no clock (times are passed in), randomness from an injected Rng.
+import { isIPv4, isIPv6 } from 'node:net';
+import type { TaskStatus } from '../../crawler/task.js';
+import type { Rng } from '../../rng.js';
+import { randomInt } from '../../rng.js';
+import type { CrawlComparison, Verdict } from './compare.js';
+import type { Outcome, ReputationOptions, VolunteerStatus } from './reputation.js';
+import { DEFAULT_REPUTATION, newReputation, reputationStatus, spotCheckRate } from './reputation.js';
+import { binomialTail, poissonBinomialTail } from './stats.js';
+
+export interface SpotCheckOptions {
+  /** Anomaly test: check a task whose changed pages are this improbable under the channel's rate. */
+  anomalyAlpha: number;
+  /** A completed crawl with no live page on a channel that had at least this many pages is always checked. */
+  minKnownPagesForEmpty: number;
+  /** The check should end while an unchanged page is still unchanged with this probability. */
+  pUnchangedTarget: number;
+  /** Rate multiplier (the same pessimism as compare.ts). */
+  rateSafetyFactor: number;
+  /** Rate assumed for a channel without history (changes per page per minute). */
+  unknownRatePerMinute: number;
+  /** Earliest start of a check after the upload (a pause for the web host), ms. */
+  minDelayMs: number;
+  /** Latest end of a check for a channel that (almost) never changes, ms after the upload. */
+  maxDelayMs: number;
+  /** Channels up to this many live pages are re-crawled whole; larger ones on a sample. */
+  fullCrawlMaxPages: number;
+  /** Pages in a sampled check (half from the pages uploaded with text). */
+  samplePages: number;
+  /** Coordinates at least this far apart (ms) are different regions. */
+  minRegionDistanceMs: number;
+  /** Agreement weight a verifier earns for a crawl that matched (0 = none). */
+  verifierCredit: number;
+}
+
+export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
+  anomalyAlpha: 1e-3,
+  minKnownPagesForEmpty: 1,
+  pUnchangedTarget: 0.9,
+  rateSafetyFactor: 2,
+  unknownRatePerMinute: 1 / 30,
+  minDelayMs: 0,
+  maxDelayMs: 3_600_000,
+  fullCrawlMaxPages: 200,
+  samplePages: 50,
+  minRegionDistanceMs: 20,
+  verifierCredit: 1,
+});
+
+/** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
+export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotCheckOptions {
+  const o: SpotCheckOptions = { ...DEFAULT_SPOT_CHECK };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v === undefined) continue;
+    if (!(k in DEFAULT_SPOT_CHECK)) throw new RangeError(`spotCheckOptions: unknown option '${k}'`);
+    (o as unknown as Record<string, unknown>)[k] = v;
+  }
+  const check = (ok: boolean, msg: string): void => {
+    if (!ok) throw new RangeError(`spotCheckOptions: ${msg}`);
+  };
+  check(Number.isFinite(o.anomalyAlpha) && o.anomalyAlpha > 0 && o.anomalyAlpha < 1, `anomalyAlpha must be in (0, 1), got ${o.anomalyAlpha}`);
+  check(Number.isInteger(o.minKnownPagesForEmpty) && o.minKnownPagesForEmpty >= 1, `minKnownPagesForEmpty must be an integer >= 1`);
+  check(Number.isFinite(o.pUnchangedTarget) && o.pUnchangedTarget > 0 && o.pUnchangedTarget < 1, `pUnchangedTarget must be in (0, 1), got ${o.pUnchangedTarget}`);
+  check(Number.isFinite(o.rateSafetyFactor) && o.rateSafetyFactor >= 1, `rateSafetyFactor must be >= 1, got ${o.rateSafetyFactor}`);
+  check(Number.isFinite(o.unknownRatePerMinute) && o.unknownRatePerMinute >= 0, `unknownRatePerMinute must be >= 0`);
+  check(Number.isFinite(o.minDelayMs) && o.minDelayMs >= 0, `minDelayMs must be >= 0, got ${o.minDelayMs}`);
+  check(Number.isFinite(o.maxDelayMs) && o.maxDelayMs > o.minDelayMs, `maxDelayMs must be > minDelayMs, got ${o.maxDelayMs}`);
+  check(Number.isInteger(o.fullCrawlMaxPages) && o.fullCrawlMaxPages >= 1, `fullCrawlMaxPages must be an integer >= 1`);
+  check(Number.isInteger(o.samplePages) && o.samplePages >= 2, `samplePages must be an integer >= 2`);
+  check(Number.isFinite(o.minRegionDistanceMs) && o.minRegionDistanceMs >= 0, `minRegionDistanceMs must be >= 0`);
+  check(Number.isFinite(o.verifierCredit) && o.verifierCredit >= 0, `verifierCredit must be >= 0`);
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// Which tasks
+
+/** What the manager knows of a task when its final part arrives. */
+export interface CompletedTask {
+  taskId: string;
+  volunteer: string;
+  status: TaskStatus;
+  issuedAt: number;
+  receivedAt: number;
+  /** Live pages in the result (validators). */
+  livePages: number;
+  /** Pages the channel's history knows (the task's `known`). */
+  knownPages: number;
+  /** Known pages seen again, and how many of them came back with a new digest. */
+  revisited: number;
+  changedOfRevisited: number;
+  /** Minutes since the channel's previous successful crawl (null: first crawl). */
+  sinceLastCrawlMinutes: number | null;
+  /** Per revisited page, when the manager has per-page history: the
+   * probability it expected the page to have changed since its last visit
+   * (1 for a page that changes on every visit), and whether it did. Without
+   * it the channel's rate is used for every page, which over-counts anomalies
+   * on channels with pages that change at every fetch. */
+  revisits?: readonly { pChange: number; changed: boolean }[];
+  /** The channel's estimated change rate per page per minute (null: unknown). */
+  ratePerMinute: number | null;
+}
+
+export type CheckReason = 'anomaly-empty' | 'anomaly-changes' | 'sampled' | 'failure-claim';
+
+export interface SpotCheckDecision {
+  check: boolean;
+  /** Why it is checked (or would have been: 'sampled' with check false when the draw said no). */
+  reason: CheckReason;
+  /** The probability the draw used (1 for anomalies). */
+  probability: number;
+  /** P-value of the changed-pages anomaly test, when there was one. */
+  anomalyP?: number;
+}
+
+const SUCCESS: ReadonlySet<TaskStatus> = new Set<TaskStatus>(['completed', 'page-cap', 'deadline']);
+
+/**
+ * Decides whether a finished task is checked. `rate` is the volunteer's
+ * spot-check rate (reputation.ts's spotCheckRate). A task that ended in
+ * failure is drawn at the same rate (reason 'failure-claim'): when the manager
+ * retries it anyway, the retry is the check and costs nothing extra.
+ */
+export function decideSpotCheck(task: CompletedTask, rate: number, rng: Rng, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): SpotCheckDecision {
+  const o = spotCheckOptions(options);
+  if (!(rate >= 0 && rate <= 1)) throw new RangeError(`decideSpotCheck: rate must be in [0, 1], got ${rate}`);
+  if (!SUCCESS.has(task.status)) {
+    if (task.status === 'cancelled') return { check: false, reason: 'failure-claim', probability: 0 };
+    return { check: rng.next() < rate, reason: 'failure-claim', probability: rate };
+  }
+  if (task.status === 'completed' && task.livePages === 0 && task.knownPages >= o.minKnownPagesForEmpty) {
+    return { check: true, reason: 'anomaly-empty', probability: 1 };
+  }
+  const p = changedPagesPValue(task, o);
+  if (p !== null && p < o.anomalyAlpha) return { check: true, reason: 'anomaly-changes', probability: 1, anomalyP: p };
+  return { check: rng.next() < rate, reason: 'sampled', probability: rate };
+}
+
+/** P(at least this many revisited pages changed | honest crawl), or null when there is nothing to test. */
+function changedPagesPValue(task: CompletedTask, o: SpotCheckOptions): number | null {
+  if (task.revisits !== undefined) {
+    const ps: number[] = [];
+    let changed = 0;
+    for (const r of task.revisits) {
+      ps.push(Math.min(1, Math.max(0, 1 - (1 - r.pChange) ** o.rateSafetyFactor)));
+      if (r.changed) changed++;
+    }
+    return changed > 0 ? poissonBinomialTail(ps, changed) : null;
+  }
+  if (task.revisited > 0 && task.changedOfRevisited > 0 && task.sinceLastCrawlMinutes !== null && task.sinceLastCrawlMinutes > 0) {
+    const r = (task.ratePerMinute ?? o.unknownRatePerMinute) * o.rateSafetyFactor;
+    const pChange = 1 - Math.exp(-r * task.sinceLastCrawlMinutes);
+    return binomialTail(task.revisited, Math.min(1, pChange), task.changedOfRevisited);
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// When, and over which pages
+
+export interface CheckWindow {
+  /** Issue the check no earlier than this (epoch ms). */
+  notBefore: number;
+  /** Its result is worth most if received by this (epoch ms); the check task's deadline. */
+  deadline: number;
+  /** Probability that a page is still unchanged at the deadline, relative to the first crawl's start. */
+  pUnchanged: number;
+  /** False when even an immediate check cannot finish inside the window
+   * (the channel changes too fast for its crawl duration): skip, or sample. */
+  feasible: boolean;
+}
+
+/**
+ * The window for the check of `task`, issued at `now`: its result should be in
+ * before pages are likely to change, counted from the first crawl's start
+ * (compare.ts bounds the gap between the fetches by the two trusted windows).
+ * `expectedCrawlMs` is how long the check crawl will take (the first crawl's
+ * duration for a whole-channel check).
+ */
+export function checkWindow(task: Pick<CompletedTask, 'issuedAt' | 'receivedAt' | 'ratePerMinute'>, now: number, expectedCrawlMs: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): CheckWindow {
+  const o = spotCheckOptions(options);
+  const notBefore = Math.max(now, task.receivedAt + o.minDelayMs);
+  const r = (task.ratePerMinute ?? o.unknownRatePerMinute) * o.rateSafetyFactor;
+  const maxGapMs = r > 0 ? (-Math.log(o.pUnchangedTarget) / r) * 60_000 : Infinity;
+  const deadline = Math.min(task.issuedAt + maxGapMs, task.receivedAt + o.maxDelayMs);
+  const pUnchanged = Math.exp(-r * ((deadline - task.issuedAt) / 60_000));
+  return { notBefore, deadline, pUnchanged, feasible: notBefore + Math.max(0, expectedCrawlMs) <= deadline };
+}
+
+export type CheckScope = { kind: 'full' } | { kind: 'sample'; urls: string[] };
+
+/** Samples k distinct items (partial Fisher–Yates on a copy). */
+function sample<T>(items: readonly T[], k: number, rng: Rng): T[] {
+  const a = [...items];
+  const n = Math.min(k, a.length);
+  for (let i = 0; i < n; i++) {
+    const j = i + randomInt(rng, a.length - i);
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a.slice(0, n);
+}
+
+/**
+ * Whole channel when it is small; else a sample of pages fetched directly:
+ * half from the pages the volunteer uploaded with text (what would become
+ * current versions), the rest from its other live pages and from pages the
+ * channel's history knows that the volunteer did not report.
+ */
+export function checkScope(
+  result: { uploaded: readonly string[]; otherLive: readonly string[]; knownNotReported: readonly string[] },
+  rng: Rng,
+  options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
+): CheckScope {
+  const o = spotCheckOptions(options);
+  const live = result.uploaded.length + result.otherLive.length;
+  if (live <= o.fullCrawlMaxPages) return { kind: 'full' };
+  const fromUploaded = sample(result.uploaded, Math.ceil(o.samplePages / 2), rng);
+  const rest = sample([...result.otherLive, ...result.knownNotReported], o.samplePages - fromUploaded.length, rng);
+  return { kind: 'sample', urls: [...fromUploaded, ...rest].sort() };
+}
+
+// ---------------------------------------------------------------------------
+// By whom
+
+/**
+ * The network prefix an address belongs to: the /24 of an IPv4 address (also
+ * when IPv4-mapped in IPv6) and the /48 of an IPv6 address, as a string;
+ * null for anything that is not an IP address.
+ */
+export function networkPrefix(address: string): string | null {
+  let a = address.trim();
+  if (a.startsWith('[') && a.endsWith(']')) a = a.slice(1, -1);
+  const zone = a.indexOf('%');
+  if (zone >= 0) a = a.slice(0, zone);
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
+  if (mapped) a = mapped[1]!;
+  if (isIPv4(a)) return `${a.split('.').slice(0, 3).join('.')}.0/24`;
+  if (!isIPv6(a)) return null;
+  const [head, tail] = a.includes('::') ? (a.split('::') as [string, string]) : [a, ''];
+  const h = head === '' ? [] : head.split(':');
+  const t = tail === '' ? [] : tail.split(':');
+  // An embedded IPv4 tail (a.b.c.d) stands for two groups.
+  const groupsIn = (g: string[]): number => g.reduce((n, x) => n + (x.includes('.') ? 2 : 1), 0);
+  const groups = [...h, ...new Array<string>(Math.max(0, 8 - groupsIn(h) - groupsIn(t))).fill('0'), ...t];
+  return `${groups.slice(0, 3).map((g) => parseInt(g, 16).toString(16)).join(':')}::/48`;
+}
+
+/** A volunteer that could verify, as the manager sees it. */
+export interface VolunteerInfo {
+  id: string;
+  status: VolunteerStatus;
+  /** The address the manager sees it connect from (null when unknown). */
+  address?: string | null;
+  /** Its coordinate's Euclidean part (null when unknown). */
+  coord?: ArrayLike<number> | null;
+}
+
+export interface VerifierChoice {
+  id: string;
+  /** On another network prefix than every excluded volunteer (null: an address unknown). */
+  otherPrefix: boolean | null;
+  /** In another coordinate region than the subject (null: a coordinate unknown). */
+  otherRegion: boolean | null;
+  trusted: boolean;
+}
+
+function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const n = Math.min(a.length, b.length);
+  let s = 0;
+  for (let i = 0; i < n; i++) s += (a[i]! - b[i]!) ** 2;
+  return Math.sqrt(s);
+}
+
+/**
+ * Chooses the volunteer that crawls a check. `subject` is the volunteer being
+ * checked; `others` are volunteers already in this check (the first verifier
+ * when choosing a tie-breaker): none of them, and none on their prefixes if
+ * possible, is chosen. `candidates` are the volunteers the caller deems able
+ * to crawl the channel now (alive, with capacity, near enough the host).
+ * Suspect, quarantined and banned volunteers never verify. Null when nobody fits.
+ */
+export function chooseVerifier(
+  subject: VolunteerInfo,
+  candidates: readonly VolunteerInfo[],
+  rng: Rng,
+  others: readonly VolunteerInfo[] = [],
+  options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
+): VerifierChoice | null {
+  const o = spotCheckOptions(options);
+  const involved = [subject, ...others];
+  const ids = new Set(involved.map((v) => v.id));
+  const prefixes = involved.map((v) => (v.address ? networkPrefix(v.address) : null));
+  const scored: { choice: VerifierChoice; score: number }[] = [];
+  for (const c of candidates) {
+    if (ids.has(c.id) || (c.status !== 'new' && c.status !== 'trusted')) continue;
+    const cp = c.address ? networkPrefix(c.address) : null;
+    const otherPrefix = cp === null || prefixes.some((p) => p === null) ? null : prefixes.every((p) => p !== cp);
+    const otherRegion = c.coord && subject.coord ? distance(c.coord, subject.coord) >= o.minRegionDistanceMs : null;
+    const trusted = c.status === 'trusted';
+    // Lexicographic: another prefix, then trusted, then another region.
+    const score = (otherPrefix === true ? 4 : 0) + (trusted ? 2 : 0) + (otherRegion === true ? 1 : 0);
+    scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
+  }
+  if (scored.length === 0) return null;
+  const best = Math.max(...scored.map((s) => s.score));
+  const top = scored.filter((s) => s.score === best);
+  return top[randomInt(rng, top.length)]!.choice;
+}
+
+// ---------------------------------------------------------------------------
+// Outcomes: a pair, and a third crawl when the pair disagrees
+
+/** One crawl in a check: whose it was, and which upload. */
+export interface CheckParty {
+  volunteer: string;
+  taskId: string;
+  receivedAt: number;
+}
+
+export interface PartyOutcome {
+  volunteer: string;
+  outcome: Outcome;
+}
+
+export interface PairResolution {
+  outcomes: PartyOutcome[];
+  /** The pair disagrees: a third crawl must say who is wrong. */
+  needsTieBreak: boolean;
+}
+
+function agreeOutcome(p: CheckParty, at: number, weight: number, reason: string): PartyOutcome {
+  return { volunteer: p.volunteer, outcome: { kind: 'agree', at, weight, taskId: p.taskId, uploadedAt: p.receivedAt, reason } };
+}
+
+/**
+ * Outcomes of the first comparison (subject `a`, verifier `b`): agreement
+ * verifies both crawls; an inconclusive comparison is recorded as such; a
+ * disagreement records nothing yet and asks for a third crawl — a pair alone
+ * cannot tell the forger from its victim.
+ */
+export function resolvePair(cmp: CrawlComparison, a: CheckParty, b: CheckParty, at: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): PairResolution {
+  const o = spotCheckOptions(options);
+  if (cmp.verdict === 'agree') {
+    const outcomes = [agreeOutcome(a, at, 1, 'check agreed')];
+    if (o.verifierCredit > 0) outcomes.push(agreeOutcome(b, at, o.verifierCredit, 'verification agreed'));
+    return { outcomes, needsTieBreak: false };
+  }
+  if (cmp.verdict === 'inconclusive') {
+    const inc = (p: CheckParty): PartyOutcome => ({ volunteer: p.volunteer, outcome: { kind: 'inconclusive', at, taskId: p.taskId, reason: cmp.note } });
+    return { outcomes: [inc(a), inc(b)], needsTieBreak: false };
+  }
+  return { outcomes: [], needsTieBreak: true };
+}
+
+export interface TieBreak {
+  outcomes: PartyOutcome[];
+  /** The crawl the two others agree against; null when there is no such crawl. */
+  odd: 'a' | 'b' | 'c' | null;
+  note: string;
+}
+
+function reasonsOf(cmp: CrawlComparison): string {
+  return cmp.disagreements.map((d) => d.reason).join(', ');
+}
+
+/**
+ * Breaks a disagreement between `a` and `b` with a third crawl `c`: the crawl
+ * that both others disagree with, while those two agree with each other, is
+ * the odd one out and takes a disagreement (weighted by the weaker of its two
+ * comparisons); the two others are verified. Any other pattern (all three
+ * differ; c agrees with both) accuses nobody: the agreeing pairs are credited
+ * and the rest is inconclusive.
+ */
+export function resolveTieBreak(
+  ab: CrawlComparison,
+  ac: CrawlComparison,
+  bc: CrawlComparison,
+  parties: { a: CheckParty; b: CheckParty; c: CheckParty },
+  at: number,
+  options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
+): TieBreak {
+  const o = spotCheckOptions(options);
+  const v: Record<'ab' | 'ac' | 'bc', Verdict> = { ab: ab.verdict, ac: ac.verdict, bc: bc.verdict };
+  const cmps = { ab, ac, bc };
+  const sides = ['a', 'b', 'c'] as const;
+  const pairsOf = { a: ['ab', 'ac'], b: ['ab', 'bc'], c: ['ac', 'bc'] } as const;
+  const otherPair = { a: 'bc', b: 'ac', c: 'ab' } as const;
+  for (const x of sides) {
+    const [p1, p2] = pairsOf[x];
+    if (v[p1] === 'disagree' && v[p2] === 'disagree' && v[otherPair[x]] === 'agree') {
+      const weight = Math.min(cmps[p1].weight, cmps[p2].weight);
+      const reason = reasonsOf(cmps[p1].weight <= cmps[p2].weight ? cmps[p1] : cmps[p2]);
+      const outcomes: PartyOutcome[] = [
+        { volunteer: parties[x].volunteer, outcome: { kind: 'disagree', at, weight, taskId: parties[x].taskId, reason: `outvoted by two crawls (${reason})` } },
+      ];
+      for (const y of sides) {
+        const w = y === 'a' ? 1 : o.verifierCredit;
+        if (y !== x && w > 0) outcomes.push(agreeOutcome(parties[y], at, w, 'confirmed by a third crawl'));
+      }
+      return { outcomes, odd: x, note: `${x} outvoted (${reason})` };
+    }
+  }
+  const credited = new Set<'a' | 'b' | 'c'>();
+  for (const p of ['ab', 'ac', 'bc'] as const) if (v[p] === 'agree') for (const s of p.split('') as ('a' | 'b' | 'c')[]) credited.add(s);
+  const outcomes: PartyOutcome[] = sides.map((s) => {
+    const w = s === 'a' ? 1 : o.verifierCredit;
+    return credited.has(s) && w > 0
+      ? agreeOutcome(parties[s], at, w, 'agreed with one crawl of three')
+      : { volunteer: parties[s].volunteer, outcome: { kind: 'inconclusive', at, taskId: parties[s].taskId, reason: 'no majority' } };
+  });
+  return { outcomes, odd: null, note: `no majority (ab ${v.ab}, ac ${v.ac}, bc ${v.bc})` };
+}
+
+// ---------------------------------------------------------------------------
+// Cost
+
+/** Task counts for the verification overhead (the issue's "extra tasks ÷ tasks"). */
+export interface OverheadCounts {
+  /** Tasks issued for the crawl schedule itself. */
+  primary: number;
+  /** Second crawls issued as checks. */
+  spotChecks: number;
+  /** Third crawls issued to break a disagreement. */
+  tieBreaks: number;
+  /** Re-crawls of a quarantined volunteer's unverified uploads (reported apart:
+   * the cost of an attack, not of checking). */
+  recrawls: number;
+}
+
+export function verificationOverhead(c: OverheadCounts): number {
+  return c.primary > 0 ? (c.spotChecks + c.tieBreaks) / c.primary : 0;
+}
+
+/**
+ * Expected verification overhead of one honest volunteer over its first
+ * `tasks` tasks (mean field: each task adds its expected number of checks to
+ * the evidence as fractional agreements). With a verifier credit, it also
+ * verifies as many tasks of others as it has had checked (a population of
+ * peers at the same stage), earning the credit for each. Returns the running
+ * overhead after each task and the task after which it is trusted (null if
+ * never within `tasks`).
+ */
+export function expectedHonestOverhead(
+  tasks: number,
+  repOptions: ReputationOptions = DEFAULT_REPUTATION,
+  options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
+): { overhead: number[]; trustedAfter: number | null } {
+  const o = spotCheckOptions(options);
+  let rec = newReputation('model', 0);
+  let checks = 0;
+  let trustedAfter: number | null = null;
+  const overhead: number[] = [];
+  for (let t = 1; t <= tasks; t++) {
+    const rate = spotCheckRate(rec, repOptions);
+    checks += rate;
+    const gained = rate * (1 + o.verifierCredit);
+    const decay = repOptions.decay ** gained;
+    rec = { ...rec, agree: rec.agree * decay + gained, disagree: rec.disagree * decay };
+    if (trustedAfter === null && reputationStatus(rec, repOptions) === 'trusted') trustedAfter = t;
+    overhead.push(checks / t);
+  }
+  return { overhead, trustedAfter };
+}

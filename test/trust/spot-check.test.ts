@@ -1,0 +1,233 @@
+import { describe, expect, it } from 'vitest';
+import { createRng, type Rng } from '../../src/rng.js';
+import type { CrawlComparison, Verdict } from '../../src/manager/trust/compare.js';
+import { newReputation, spotCheckRate } from '../../src/manager/trust/reputation.js';
+import {
+  checkScope,
+  checkWindow,
+  chooseVerifier,
+  decideSpotCheck,
+  expectedHonestOverhead,
+  networkPrefix,
+  resolvePair,
+  resolveTieBreak,
+  spotCheckOptions,
+  verificationOverhead,
+  type CompletedTask,
+  type VolunteerInfo,
+} from '../../src/manager/trust/spot-check.js';
+
+const fixed = (v: number): Rng => ({ next: () => v });
+const MIN = 60_000;
+const task = (o: Partial<CompletedTask> = {}): CompletedTask => ({
+  taskId: 't1',
+  volunteer: 'v',
+  status: 'completed',
+  issuedAt: 0,
+  receivedAt: MIN,
+  livePages: 20,
+  knownPages: 20,
+  revisited: 20,
+  changedOfRevisited: 1,
+  sinceLastCrawlMinutes: 60,
+  ratePerMinute: 1 / (24 * 60),
+  ...o,
+});
+
+describe('decideSpotCheck', () => {
+  it('draws a normal task at the volunteer\'s rate, after the upload', () => {
+    expect(decideSpotCheck(task(), 0.1, fixed(0.05))).toEqual({ check: true, reason: 'sampled', probability: 0.1 });
+    expect(decideSpotCheck(task(), 0.1, fixed(0.15)).check).toBe(false);
+    expect(decideSpotCheck(task(), spotCheckRate(newReputation('n', 0)), fixed(0.09)).check).toBe(true); // 0.092 for a new identity
+  });
+  it('always checks a completed crawl with no page on a channel that has pages (dropped while acknowledged)', () => {
+    expect(decideSpotCheck(task({ livePages: 0, revisited: 0, changedOfRevisited: 0 }), 0.02, fixed(0.99))).toEqual({ check: true, reason: 'anomaly-empty', probability: 1 });
+    expect(decideSpotCheck(task({ livePages: 0, knownPages: 0, revisited: 0, changedOfRevisited: 0 }), 0.02, fixed(0.99)).check).toBe(false);
+  });
+  it('always checks more changed pages than the change rate makes believable (a forger must fake new digests)', () => {
+    // 15 of 20 changed in an hour on a daily channel: P(Bin(20, 1 − e^{−2/24}) ≥ 15) is tiny.
+    const d = decideSpotCheck(task({ changedOfRevisited: 15 }), 0.02, fixed(0.99));
+    expect(d.reason).toBe('anomaly-changes');
+    expect(d.check).toBe(true);
+    expect(d.anomalyP).toBeLessThan(1e-10);
+    expect(decideSpotCheck(task({ changedOfRevisited: 2 }), 0.02, fixed(0.99)).check).toBe(false);
+  });
+  it('with per-page history, pages that change on every visit are no anomaly', () => {
+    const revisits = Array.from({ length: 20 }, (_, i) => ({ pChange: i < 15 ? 1 : 0.01, changed: i < 15 }));
+    expect(decideSpotCheck(task({ changedOfRevisited: 15, revisits }), 0.02, fixed(0.99)).check).toBe(false);
+    const forged = revisits.map((r, i) => ({ ...r, changed: r.changed || i < 18 }));
+    expect(decideSpotCheck(task({ changedOfRevisited: 18, revisits: forged }), 0.02, fixed(0.99)).reason).toBe('anomaly-changes');
+  });
+  it('draws a failed task too (its retry can be the check); never a cancelled one', () => {
+    expect(decideSpotCheck(task({ status: 'failed' }), 0.1, fixed(0.05))).toEqual({ check: true, reason: 'failure-claim', probability: 0.1 });
+    expect(decideSpotCheck(task({ status: 'cancelled' }), 1, fixed(0)).check).toBe(false);
+  });
+  it('rejects a rate outside [0, 1] and unknown options', () => {
+    expect(() => decideSpotCheck(task(), 1.5, fixed(0))).toThrow(RangeError);
+    expect(() => spotCheckOptions({ bogus: 1 } as never)).toThrow(/bogus/);
+  });
+});
+
+describe('checkWindow', () => {
+  it('ends the check while a page is still unchanged with probability 0.9: Δt = −ln 0.9 / (2r)', () => {
+    // r = 1/60 per minute, safety 2: Δt = 0.10536 / (1/30) = 3.16 min from the first crawl's start.
+    const w = checkWindow({ issuedAt: 0, receivedAt: MIN, ratePerMinute: 1 / 60 }, MIN, MIN);
+    expect(w.notBefore).toBe(MIN);
+    expect(w.deadline).toBeCloseTo(-Math.log(0.9) * 30 * MIN, 6);
+    expect(w.pUnchanged).toBeCloseTo(0.9, 12);
+    expect(w.feasible).toBe(true);
+    expect(checkWindow({ issuedAt: 0, receivedAt: MIN, ratePerMinute: 1 / 60 }, MIN, 2.5 * MIN).feasible).toBe(false);
+  });
+  it('bounds a static channel\'s check by maxDelayMs and honours minDelayMs', () => {
+    const w = checkWindow({ issuedAt: 0, receivedAt: MIN, ratePerMinute: 0 }, MIN, MIN, { minDelayMs: 5 * MIN, maxDelayMs: 60 * MIN });
+    expect(w.notBefore).toBe(6 * MIN);
+    expect(w.deadline).toBe(61 * MIN);
+    expect(w.pUnchanged).toBe(1);
+  });
+});
+
+describe('checkScope', () => {
+  const urls = (p: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${p}${i}`);
+  it('re-crawls a small channel whole', () => {
+    expect(checkScope({ uploaded: urls('u', 10), otherLive: urls('o', 100), knownNotReported: [] }, createRng(1))).toEqual({ kind: 'full' });
+  });
+  it('samples a large one: half from the uploaded pages, the rest from the others', () => {
+    const s = checkScope({ uploaded: urls('u', 100), otherLive: urls('o', 300), knownNotReported: urls('k', 10) }, createRng(1));
+    expect(s.kind).toBe('sample');
+    if (s.kind !== 'sample') return;
+    expect(s.urls).toHaveLength(50);
+    expect(new Set(s.urls).size).toBe(50);
+    expect(s.urls.filter((u) => u.startsWith('u'))).toHaveLength(25);
+    expect([...s.urls].sort()).toEqual(s.urls);
+  });
+});
+
+describe('networkPrefix', () => {
+  it('gives the /24 of IPv4 (also IPv4-mapped) and the /48 of IPv6', () => {
+    expect(networkPrefix('192.0.2.17')).toBe('192.0.2.0/24');
+    expect(networkPrefix('::ffff:192.0.2.17')).toBe('192.0.2.0/24');
+    expect(networkPrefix('2001:db8:abcd:12::1')).toBe('2001:db8:abcd::/48');
+    expect(networkPrefix('2001:DB8::1')).toBe('2001:db8:0::/48');
+    expect(networkPrefix('[2001:db8:1::5]')).toBe('2001:db8:1::/48');
+    expect(networkPrefix('fe80::1%eth0')).toBe('fe80:0:0::/48');
+    expect(networkPrefix('64:ff9b::192.0.2.1')).toBe('64:ff9b:0::/48');
+    expect(networkPrefix('::')).toBe('0:0:0::/48');
+    expect(networkPrefix('example.org')).toBeNull();
+    expect(networkPrefix('300.1.1.1')).toBeNull();
+  });
+});
+
+describe('chooseVerifier', () => {
+  const subject: VolunteerInfo = { id: 'S', status: 'new', address: '10.0.0.1', coord: [0, 0] };
+  const v = (id: string, status: VolunteerInfo['status'], address: string | null, coord: number[] | null = null): VolunteerInfo => ({ id, status, address, coord });
+  it('never the subject, a suspect, a quarantined or banned volunteer', () => {
+    const c = [subject, v('q', 'quarantined', '10.9.0.1'), v('s', 'suspect', '10.9.0.2'), v('b', 'banned', '10.9.0.3')];
+    expect(chooseVerifier(subject, c, createRng(1))).toBeNull();
+  });
+  it('prefers another prefix over trust, trust over region', () => {
+    const samePrefixTrusted = v('A', 'trusted', '10.0.0.7', [100, 0]);
+    const otherPrefixNew = v('B', 'new', '10.0.1.5', [1, 0]);
+    expect(chooseVerifier(subject, [samePrefixTrusted, otherPrefixNew], createRng(1))).toEqual({ id: 'B', otherPrefix: true, otherRegion: false, trusted: false });
+    const otherPrefixTrusted = v('C', 'trusted', '10.0.2.5', [1, 0]);
+    expect(chooseVerifier(subject, [samePrefixTrusted, otherPrefixNew, otherPrefixTrusted], createRng(1))!.id).toBe('C');
+    const farTrusted = v('D', 'trusted', '10.0.3.5', [50, 0]);
+    expect(chooseVerifier(subject, [samePrefixTrusted, otherPrefixNew, otherPrefixTrusted, farTrusted], createRng(1))!.id).toBe('D');
+  });
+  it('falls back to the same prefix when nobody else can, and says so', () => {
+    expect(chooseVerifier(subject, [v('A', 'new', '10.0.0.9')], createRng(1))).toEqual({ id: 'A', otherPrefix: false, otherRegion: null, trusted: false });
+    expect(chooseVerifier(subject, [v('A', 'new', null)], createRng(1))!.otherPrefix).toBeNull();
+  });
+  it('a tie-breaker avoids the first verifier and its prefix too', () => {
+    const first = v('B', 'trusted', '10.0.1.5');
+    const c = [first, v('B2', 'trusted', '10.0.1.6'), v('E', 'new', '10.0.4.1')];
+    expect(chooseVerifier(subject, c, createRng(1), [first])!.id).toBe('E');
+  });
+  it('picks at random among equals', () => {
+    const c = [v('A', 'trusted', '10.1.0.1'), v('B', 'trusted', '10.2.0.1'), v('C', 'trusted', '10.3.0.1')];
+    const seen = new Set<string>();
+    for (let seed = 1; seed <= 30; seed++) seen.add(chooseVerifier(subject, c, createRng(seed))!.id);
+    expect(seen).toEqual(new Set(['A', 'B', 'C']));
+  });
+});
+
+function cmp(verdict: Verdict, weight = verdict === 'agree' ? 1 : verdict === 'disagree' ? 1 : 0, reason: 'mismatch' | 'contradiction' = 'mismatch'): CrawlComparison {
+  return {
+    verdict,
+    weight,
+    disagreements: verdict === 'disagree' ? [{ reason, side: null, detail: '' }] : [],
+    counts: {} as CrawlComparison['counts'],
+    trials: 0,
+    mismatches: 0,
+    expectedMismatches: 0,
+    pValue: 1,
+    pages: [],
+  };
+}
+const parties = {
+  a: { volunteer: 'A', taskId: 'ta', receivedAt: 100 },
+  b: { volunteer: 'B', taskId: 'tb', receivedAt: 200 },
+  c: { volunteer: 'C', taskId: 'tc', receivedAt: 300 },
+};
+
+describe('resolvePair', () => {
+  it('an agreement verifies the subject\'s upload and credits the verifier', () => {
+    const r = resolvePair(cmp('agree'), parties.a, parties.b, 250);
+    expect(r.needsTieBreak).toBe(false);
+    expect(r.outcomes).toEqual([
+      { volunteer: 'A', outcome: expect.objectContaining({ kind: 'agree', weight: 1, taskId: 'ta', uploadedAt: 100 }) },
+      { volunteer: 'B', outcome: expect.objectContaining({ kind: 'agree', weight: 1, taskId: 'tb' }) },
+    ]);
+    expect(resolvePair(cmp('agree'), parties.a, parties.b, 250, { verifierCredit: 0 }).outcomes).toHaveLength(1);
+  });
+  it('an inconclusive comparison is recorded as such; a disagreement asks for a third crawl and accuses nobody yet', () => {
+    expect(resolvePair(cmp('inconclusive'), parties.a, parties.b, 250).outcomes.map((o) => o.outcome.kind)).toEqual(['inconclusive', 'inconclusive']);
+    expect(resolvePair(cmp('disagree'), parties.a, parties.b, 250)).toEqual({ outcomes: [], needsTieBreak: true });
+  });
+});
+
+describe('resolveTieBreak', () => {
+  const kinds = (r: ReturnType<typeof resolveTieBreak>): Record<string, string> => Object.fromEntries(r.outcomes.map((o) => [o.volunteer, o.outcome.kind]));
+  it('the subject outvoted by two agreeing crawls takes the disagreement, at the weaker weight', () => {
+    const r = resolveTieBreak(cmp('disagree', 2, 'contradiction'), cmp('disagree', 1), cmp('agree'), parties, 400);
+    expect(r.odd).toBe('a');
+    expect(kinds(r)).toEqual({ A: 'disagree', B: 'agree', C: 'agree' });
+    expect(r.outcomes[0]!.outcome.weight).toBe(1);
+    expect(r.outcomes[0]!.outcome.reason).toMatch(/mismatch/);
+  });
+  it('a lying verifier is outvoted instead, and the subject\'s upload is verified', () => {
+    const r = resolveTieBreak(cmp('disagree'), cmp('agree'), cmp('disagree'), parties, 400);
+    expect(r.odd).toBe('b');
+    expect(kinds(r)).toEqual({ B: 'disagree', A: 'agree', C: 'agree' });
+    expect(r.outcomes.find((o) => o.volunteer === 'A')!.outcome.uploadedAt).toBe(100);
+  });
+  it('three different crawls accuse nobody (a page that differs for everyone)', () => {
+    const r = resolveTieBreak(cmp('disagree'), cmp('disagree'), cmp('disagree'), parties, 400);
+    expect(r.odd).toBeNull();
+    expect(kinds(r)).toEqual({ A: 'inconclusive', B: 'inconclusive', C: 'inconclusive' });
+  });
+  it('a third crawl that agrees with both accuses nobody and credits all', () => {
+    const r = resolveTieBreak(cmp('disagree'), cmp('agree'), cmp('agree'), parties, 400);
+    expect(r.odd).toBeNull();
+    expect(kinds(r)).toEqual({ A: 'agree', B: 'agree', C: 'agree' });
+  });
+  it('an inconclusive side comparison accuses nobody', () => {
+    const r = resolveTieBreak(cmp('disagree'), cmp('inconclusive'), cmp('agree'), parties, 400);
+    expect(r.odd).toBeNull();
+    expect(kinds(r)).toEqual({ A: 'inconclusive', B: 'agree', C: 'agree' });
+  });
+});
+
+describe('overhead', () => {
+  it('is (second crawls + third crawls) ÷ primary tasks', () => {
+    expect(verificationOverhead({ primary: 1000, spotChecks: 50, tieBreaks: 5, recrawls: 40 })).toBeCloseTo(0.055, 12);
+    expect(verificationOverhead({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0 })).toBe(0);
+  });
+  it('for an honest volunteer starts at a new identity\'s rate and falls as it earns trust', () => {
+    const { overhead, trustedAfter } = expectedHonestOverhead(500);
+    expect(overhead[0]).toBeCloseTo(0.092, 12);
+    expect(overhead[99]!).toBeLessThan(overhead[9]!);
+    expect(overhead[499]!).toBeLessThan(0.05);
+    expect(trustedAfter).not.toBeNull();
+    expect(trustedAfter!).toBeLessThan(200);
+  });
+});
