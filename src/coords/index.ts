@@ -5,3 +5,4 @@ export * from './place.js';
 export * from './latency.js';
 export * from './embed.js';
 export * from './eval.js';
+export * from './plausibility.js';

@@ -1,0 +1,238 @@
+// Is a node's claimed coordinate consistent with the RTTs others measured to it?
+//
+// A node attracts the tasks for the hosts near its coordinate, so a node that
+// wants a region's hosts claims a coordinate there. What it cannot do is
+// answer a probe before the probe reaches it: a measured RTT can be inflated
+// (by holding replies) but not deflated below the path's propagation delay —
+// provided the measurer times the raw round trip (request written → reply
+// read) and does not subtract a turnaround the node itself reports. The checks,
+// after the secure-coordinate literature:
+//
+//  - Votes (Veracity, Sherr, Blaze & Loo, USENIX ATC 2009: each measurer of a
+//    verification set votes on whether the published coordinate predicts its
+//    measured RTT within an error bound; the coordinate is rejected when too
+//    many vote against): a measurer votes against when |predicted − measured|
+//    exceeds relTolerance·measured + slackMs.
+//  - Too close (the physical bound): a claim that predicts an RTT well below
+//    what a measurer timed puts the node nearer that measurer than physics
+//    allows. An honest node's prediction errs both ways; a node faking
+//    closeness to a region errs this way towards every measurer in it.
+//  - Selective delay (the triangle inequality): for two measurers j, k at
+//    distance d_jk, |r_j − r_k| ≤ d_jk on real paths; a node that delays its
+//    replies to some measurers (to drag its fitted position elsewhere) breaks
+//    it for many pairs.
+//  - Net force (Newton, Zage & Nita-Rotaru, ICDCS 2012, which checks Vivaldi
+//    updates against Newton's laws: a settled system is in equilibrium, and
+//    an outlying force is suspect): the mean spring force the measurements
+//    exert on the claimed coordinate, (1/n)·Σ (r_j − p_j)·u_j. At the node's
+//    true position it is near zero; its length says how far the claim sits
+//    from where the RTTs would pull it. Reported, not voted on: with few
+//    measurers on one side it is a weak statistic.
+//
+// What this cannot check, and docs/trust.md repeats: a node that delays every
+// reply by the same amount looks like a node with a longer access link (a
+// bigger height) — it can only look farther from everyone, which costs it
+// tasks; a claim is tested only where measurers are (ask the nodes already in
+// the claimed cell to probe the claimant: those are the ones a false
+// closeness contradicts); measurers that collude with the node can report
+// any RTT; and a measurer's own coordinate is itself a claim.
+//
+// Pure: no I/O, no clock; placing from RTTs takes an injected Rng.
+import type { Rng } from '../rng.js';
+import type { VivaldiOptions } from './options.js';
+import { placeHost } from './place.js';
+import type { Coordinate } from './vivaldi.js';
+import { isFiniteCoordinate, predictRtt } from './vivaldi.js';
+
+export interface RttObservation {
+  /** Who measured; several observations from one measurer count once (its lowest RTT). */
+  measurer: string;
+  /** The measurer's coordinate when it measured. */
+  coord: Coordinate;
+  /** Raw round trip the measurer timed to the node, ms (the minimum of its probes). */
+  rttMs: number;
+}
+
+export interface PlausibilityOptions {
+  /** A prediction within relTolerance·rtt + slackMs of the measured RTT is consistent. */
+  relTolerance: number;
+  slackMs: number;
+  /** A prediction below deflationRatio·rtt − slackMs is "too close". */
+  deflationRatio: number;
+  /** Distinct measurers needed for a verdict. */
+  minMeasurers: number;
+  /** Inconsistent when more than this fraction of measurers vote against. */
+  maxAgainstFraction: number;
+  /** Inconsistent when at least this many measurers find the claim too close. */
+  minTooClose: number;
+  /** Triangle bound: |r_j − r_k| ≤ (1 + triangleTolerance)·d_jk + slackMs. */
+  triangleTolerance: number;
+  /** Inconsistent when more than this fraction of measurer pairs break the bound. */
+  maxTriangleFraction: number;
+  /** A claim with a larger error estimate is unsettled: no verdict (and it should not be announced). */
+  maxClaimError: number;
+}
+
+export const DEFAULT_PLAUSIBILITY: Readonly<PlausibilityOptions> = Object.freeze({
+  relTolerance: 0.5,
+  slackMs: 15,
+  deflationRatio: 0.5,
+  minMeasurers: 3,
+  maxAgainstFraction: 0.5,
+  minTooClose: 2,
+  triangleTolerance: 0.5,
+  maxTriangleFraction: 0.25,
+  maxClaimError: 0.5,
+});
+
+/** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
+export function plausibilityOptions(partial: Partial<PlausibilityOptions> = {}): PlausibilityOptions {
+  const o: PlausibilityOptions = { ...DEFAULT_PLAUSIBILITY };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v === undefined) continue;
+    if (!(k in DEFAULT_PLAUSIBILITY)) throw new RangeError(`plausibilityOptions: unknown option '${k}'`);
+    (o as unknown as Record<string, unknown>)[k] = v;
+  }
+  const check = (ok: boolean, msg: string): void => {
+    if (!ok) throw new RangeError(`plausibilityOptions: ${msg}`);
+  };
+  check(Number.isFinite(o.relTolerance) && o.relTolerance >= 0, `relTolerance must be >= 0, got ${o.relTolerance}`);
+  check(Number.isFinite(o.slackMs) && o.slackMs >= 0, `slackMs must be >= 0, got ${o.slackMs}`);
+  check(Number.isFinite(o.deflationRatio) && o.deflationRatio > 0 && o.deflationRatio <= 1, `deflationRatio must be in (0, 1], got ${o.deflationRatio}`);
+  check(Number.isInteger(o.minMeasurers) && o.minMeasurers >= 1, `minMeasurers must be an integer >= 1, got ${o.minMeasurers}`);
+  check(Number.isFinite(o.maxAgainstFraction) && o.maxAgainstFraction >= 0 && o.maxAgainstFraction < 1, `maxAgainstFraction must be in [0, 1), got ${o.maxAgainstFraction}`);
+  check(Number.isInteger(o.minTooClose) && o.minTooClose >= 1, `minTooClose must be an integer >= 1, got ${o.minTooClose}`);
+  check(Number.isFinite(o.triangleTolerance) && o.triangleTolerance >= 0, `triangleTolerance must be >= 0, got ${o.triangleTolerance}`);
+  check(Number.isFinite(o.maxTriangleFraction) && o.maxTriangleFraction >= 0 && o.maxTriangleFraction < 1, `maxTriangleFraction must be in [0, 1), got ${o.maxTriangleFraction}`);
+  check(!Number.isNaN(o.maxClaimError) && o.maxClaimError > 0, `maxClaimError must be > 0, got ${o.maxClaimError}`);
+  return o;
+}
+
+export type ClaimReason = 'votes' | 'too-close' | 'selective-delay';
+
+export interface ObservationCheck {
+  measurer: string;
+  rttMs: number;
+  predictedMs: number;
+  /** (predicted − measured) / measured. */
+  relError: number;
+  against: boolean;
+  tooClose: boolean;
+}
+
+export interface ClaimCheck {
+  verdict: 'consistent' | 'inconsistent' | 'insufficient' | 'unsettled';
+  reasons: ClaimReason[];
+  measurers: number;
+  against: number;
+  tooClose: number;
+  /** Measurer pairs checked and those breaking the triangle bound. */
+  trianglePairs: number;
+  triangleViolations: number;
+  /** Median |relative error| of the claim's predictions. */
+  medianRelError: number;
+  /** Length of the mean spring force on the claim, ms. */
+  netForceMs: number;
+  observations: ObservationCheck[];
+}
+
+/** One observation per measurer (its lowest RTT), invalid ones dropped. */
+export function distinctObservations(obs: readonly RttObservation[], dims: number): RttObservation[] {
+  const best = new Map<string, RttObservation>();
+  for (const o of obs) {
+    if (!(o.rttMs > 0) || !Number.isFinite(o.rttMs) || o.coord.vec.length !== dims || !isFiniteCoordinate(o.coord)) continue;
+    const b = best.get(o.measurer);
+    if (b === undefined || o.rttMs < b.rttMs) best.set(o.measurer, o);
+  }
+  return [...best.values()];
+}
+
+function medianOf(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : 0.5 * (s[m - 1]! + s[m]!);
+}
+
+/** Checks `claimed` against RTTs others measured to the node that claims it. */
+export function checkCoordinateClaim(claimed: Coordinate, observations: readonly RttObservation[], options: Partial<PlausibilityOptions> | PlausibilityOptions = {}): ClaimCheck {
+  const o = plausibilityOptions(options);
+  const dims = claimed.vec.length;
+  const obs = distinctObservations(observations, dims);
+  const empty: ClaimCheck = {
+    verdict: 'insufficient', reasons: [], measurers: obs.length, against: 0, tooClose: 0, trianglePairs: 0, triangleViolations: 0, medianRelError: NaN, netForceMs: NaN, observations: [],
+  };
+  if (!isFiniteCoordinate(claimed)) return { ...empty, verdict: 'inconsistent', reasons: ['votes'] };
+  if (claimed.error > o.maxClaimError) return { ...empty, verdict: 'unsettled' };
+  if (obs.length < o.minMeasurers) return empty;
+
+  const checks: ObservationCheck[] = [];
+  const force = new Float64Array(dims);
+  for (const ob of obs) {
+    const predictedMs = predictRtt(claimed, ob.coord);
+    const diff = predictedMs - ob.rttMs;
+    const against = Math.abs(diff) > o.relTolerance * ob.rttMs + o.slackMs;
+    const tooClose = predictedMs < o.deflationRatio * ob.rttMs - o.slackMs;
+    checks.push({ measurer: ob.measurer, rttMs: ob.rttMs, predictedMs, relError: diff / ob.rttMs, against, tooClose });
+    // Spring force on the claim: a measured RTT longer than predicted pushes it away from the measurer.
+    let len = 0;
+    for (let i = 0; i < dims; i++) len += (claimed.vec[i]! - ob.coord.vec[i]!) ** 2;
+    len = Math.sqrt(len);
+    if (len > 1e-9) for (let i = 0; i < dims; i++) force[i]! += (-diff * (claimed.vec[i]! - ob.coord.vec[i]!)) / len;
+  }
+  let f2 = 0;
+  for (let i = 0; i < dims; i++) f2 += (force[i]! / obs.length) ** 2;
+
+  let pairs = 0;
+  let violations = 0;
+  for (let j = 0; j < obs.length; j++) {
+    for (let k = j + 1; k < obs.length; k++) {
+      const d = predictRtt(obs[j]!.coord, obs[k]!.coord);
+      pairs++;
+      if (Math.abs(obs[j]!.rttMs - obs[k]!.rttMs) > (1 + o.triangleTolerance) * d + o.slackMs) violations++;
+    }
+  }
+
+  const against = checks.filter((c) => c.against).length;
+  const tooClose = checks.filter((c) => c.tooClose).length;
+  const reasons: ClaimReason[] = [];
+  if (tooClose >= o.minTooClose) reasons.push('too-close');
+  if (against > o.maxAgainstFraction * obs.length) reasons.push('votes');
+  if (pairs >= 3 && violations > o.maxTriangleFraction * pairs) reasons.push('selective-delay');
+  return {
+    verdict: reasons.length > 0 ? 'inconsistent' : 'consistent',
+    reasons,
+    measurers: obs.length,
+    against,
+    tooClose,
+    trianglePairs: pairs,
+    triangleViolations: violations,
+    medianRelError: medianOf(checks.map((c) => Math.abs(c.relError))),
+    netForceMs: Math.sqrt(f2),
+    observations: checks,
+  };
+}
+
+export interface MeasuredPosition {
+  /** Where the RTTs place the node (src/coords' placeHost, measurers as landmarks). */
+  coord: Coordinate;
+  /** How far that position may be off, ms: its median relative misfit × the median RTT, at least slackMs. */
+  uncertaintyMs: number;
+  measurers: number;
+}
+
+/** The node's position as the measurements alone put it; null with fewer than minMeasurers. */
+export function measuredPosition(
+  observations: readonly RttObservation[],
+  vivaldi: Partial<VivaldiOptions>,
+  rng: Rng,
+  options: Partial<PlausibilityOptions> | PlausibilityOptions = {},
+): MeasuredPosition | null {
+  const o = plausibilityOptions(options);
+  const dims = observations[0]?.coord.vec.length ?? 0;
+  const obs = distinctObservations(observations, dims);
+  if (obs.length < o.minMeasurers) return null;
+  const coord = placeHost(obs.map((x) => ({ coord: x.coord, rttMs: x.rttMs })), { ...vivaldi, dimensions: dims }, rng);
+  const uncertaintyMs = Math.max(o.slackMs, coord.error * medianOf(obs.map((x) => x.rttMs)));
+  return { coord, uncertaintyMs, measurers: obs.length };
+}
