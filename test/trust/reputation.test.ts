@@ -33,7 +33,7 @@ describe('reputation options', () => {
 });
 
 describe('a new identity', () => {
-  it('is new, not yet trusted, and checked at 0.02 + 0.08 × P(q > 0.1) = 0.092', () => {
+  it('is new, not yet trusted, and checked at 0.02 + 0.06 × P(q > 0.1) = 0.074', () => {
     const r = newReputation('peerA', 0);
     expect(reputationStatus(r)).toBe('new');
     const p = posterior(r);
@@ -41,7 +41,7 @@ describe('a new identity', () => {
     expect(p.beta).toBe(1);
     expect(p.pBad).toBeCloseTo(0.75, 12); // uniform prior: P(q > 0.25)
     expect(p.pGood).toBeCloseTo(0.1, 12);
-    expect(spotCheckRate(r)).toBeCloseTo(0.092, 12);
+    expect(spotCheckRate(r)).toBeCloseTo(0.074, 12);
   });
   it('is suspect after one disagreement (Beta(2,1): P(q > 0.25) = 0.9375) and quarantined by the second', () => {
     const first = recordOutcome(newReputation('peerA', 0), { kind: 'disagree', at: 10, reason: 'mismatch' });
@@ -66,7 +66,7 @@ describe('a new identity', () => {
     expect(reputationStatus(r16)).toBe('new');
     expect(reputationStatus(r17)).toBe('trusted');
     expect(spotCheckRate(r17)).toBeLessThan(spotCheckRate(r16));
-    expect(spotCheckRate(r17)).toBeCloseTo(0.02 + 0.08 * (1 - posterior(r17).pGood), 12);
+    expect(spotCheckRate(r17)).toBeCloseTo(0.02 + 0.06 * (1 - posterior(r17).pGood), 12);
   });
   it('an identity that restarts under a new key starts untrusted again and is checked more', () => {
     const old = apply(newReputation('old-key', 0), times(60, 'agree'));
@@ -120,11 +120,26 @@ describe('forgetting', () => {
     // ... but three in a row (d = 0.25·(1 + 0.98 + 0.98²) = 0.735: 1 − 0.25^1.735 = 0.910) are.
     expect(reputationStatus(apply(r, ['lost', 'lost']))).toBe('suspect');
   });
-  it('a contradicted coordinate counts as a disagreement', () => {
-    const r = recordOutcome(newReputation('liar', 0), { kind: 'coordinate', at: 1 }).record;
-    expect(r.disagree).toBe(1);
+  it('coordinate claims have their own ledger: honest crawling does not pay for a lie about where one is', () => {
+    // Forty clean crawl checks, then a claim contradicted by measured RTTs, twice.
+    let r = apply(newReputation('liar', 0), times(40, 'agree'));
+    const first = recordOutcome(r, { kind: 'coordinate', at: 1, reason: 'too-close' });
+    r = first.record;
+    expect(r.overlay.disagree).toBe(1);
+    expect(r.agree).toBeCloseTo((1 - 0.98 ** 40) / 0.02, 9); // crawl ledger untouched
     expect(r.totals.coordinate).toBe(1);
-    expect(reputationStatus(r)).toBe('suspect');
+    expect(first.after).toBe('suspect'); // probation: its crawls are checked more too
+    expect(posterior(r, undefined, 'overlay').pBad).toBeCloseTo(0.9375, 12);
+    const second = recordOutcome(r, { kind: 'coordinate', at: 2, reason: 'too-close' });
+    expect(second.quarantined).toBe(true);
+    expect(second.record.quarantine!.reason).toMatch(/coordinate claims/);
+  });
+  it('consistent coordinate checks build the overlay ledger, not trust', () => {
+    const r = apply(newReputation('n', 0), times(30, 'coordinate-ok'));
+    expect(r.overlay.agree).toBeCloseTo((1 - 0.98 ** 30) / 0.02, 9);
+    expect(r.totals.coordinateOk).toBe(30);
+    expect(reputationStatus(r)).toBe('new');
+    expect(reputationStatus(recordOutcome(apply(r, times(3, 'agree')), { kind: 'coordinate', at: 1 }).record)).toBe('suspect');
   });
   it('an inconclusive check changes nothing but the count', () => {
     const before = apply(newReputation('x', 0), times(5, 'agree'));
@@ -150,6 +165,7 @@ describe('operator actions', () => {
     expect(r.quarantine).toBeNull();
     expect(r.agree).toBe(0);
     expect(r.disagree).toBe(0);
+    expect(r.overlay).toEqual({ agree: 0, disagree: 0 });
     expect(r.lifts).toBe(1);
     expect(r.lastLift).toEqual({ at: 500, by: 'alice', what: 'quarantine' });
     expect(reputationStatus(r)).toBe('suspect');

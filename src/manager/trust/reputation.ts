@@ -21,6 +21,11 @@
 //    no disagreement, about 15 weighted agreements (1 − 0.9^(a+1) ≥ 0.8).
 //  - new otherwise (not yet shown good, nothing against it).
 //
+// Overlay claims (coordinates, cell announcements) are a second ledger with
+// the same rule: a volunteer that crawls honestly but lies about where it is
+// would otherwise pay for each lie with the agreements its honest crawls earn,
+// and hover as a suspect for ever. Either ledger can quarantine.
+//
 // Two forgetting rules keep old behaviour from shielding new behaviour: every
 // outcome first discounts the evidence by `decay` (memory ≈ 1/(1 − decay)
 // checks, so an honest volunteer's rare disagreements do not pile up over
@@ -67,8 +72,7 @@ export interface ReputationOptions {
   /** Disagreement weight of a task acknowledged and never delivered (churn
    * does this too, so it is weak evidence and starts no probation). */
   lostWeight: number;
-  /** Disagreement weight of a coordinate or cell-announcement claim that the
-   * measured RTTs contradict. */
+  /** Weight of a coordinate or cell-announcement check (overlay ledger), either way. */
   coordinateWeight: number;
 }
 
@@ -83,7 +87,7 @@ export const DEFAULT_REPUTATION: Readonly<ReputationOptions> = Object.freeze({
   probationChecks: 3,
   decay: 0.98,
   forgetOnDisagree: 0.5,
-  newRate: 0.1,
+  newRate: 0.08,
   trustedRate: 0.02,
   suspectRate: 1,
   lostWeight: 0.25,
@@ -137,13 +141,15 @@ export interface ReputationRecord {
   /** The volunteer identity (peer id). */
   id: string;
   firstSeen: number;
-  /** Discounted evidence (see the module comment). */
+  /** Discounted evidence from crawl checks (see the module comment). */
   agree: number;
   disagree: number;
+  /** Discounted evidence from overlay checks: claims consistent / contradicted by measured RTTs. */
+  overlay: { agree: number; disagree: number };
   /** Checks left on probation after the last disagreement. */
   probation: number;
   /** Lifetime counts of outcomes, undiscounted, for the API and metrics. */
-  totals: { agree: number; disagree: number; inconclusive: number; lost: number; coordinate: number };
+  totals: { agree: number; disagree: number; inconclusive: number; lost: number; coordinate: number; coordinateOk: number };
   lastOutcomeAt: number | null;
   /** The last task of this volunteer that a check confirmed, and when it was
    * uploaded: on quarantine, its uploads after this become unverified. */
@@ -163,8 +169,9 @@ export const reputationRecordSchema = z.object({
   firstSeen: z.number().finite(),
   agree: nonNeg,
   disagree: nonNeg,
+  overlay: z.object({ agree: nonNeg, disagree: nonNeg }),
   probation: z.number().int().nonnegative(),
-  totals: z.object({ agree: nonNeg, disagree: nonNeg, inconclusive: nonNeg, lost: nonNeg, coordinate: nonNeg }),
+  totals: z.object({ agree: nonNeg, disagree: nonNeg, inconclusive: nonNeg, lost: nonNeg, coordinate: nonNeg, coordinateOk: nonNeg }),
   lastOutcomeAt: z.number().finite().nullable(),
   lastVerified: z.object({ taskId: z.string().max(200), at: z.number().finite() }).nullable(),
   quarantine: holdSchema.nullable(),
@@ -191,8 +198,9 @@ export function newReputation(id: string, at: number): ReputationRecord {
     firstSeen: at,
     agree: 0,
     disagree: 0,
+    overlay: { agree: 0, disagree: 0 },
     probation: 0,
-    totals: { agree: 0, disagree: 0, inconclusive: 0, lost: 0, coordinate: 0 },
+    totals: { agree: 0, disagree: 0, inconclusive: 0, lost: 0, coordinate: 0, coordinateOk: 0 },
     lastOutcomeAt: null,
     lastVerified: null,
     quarantine: null,
@@ -214,9 +222,11 @@ export interface Posterior {
   pGood: number;
 }
 
-export function posterior(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): Posterior {
-  const alpha = opts.priorDisagree + rec.disagree;
-  const beta = opts.priorAgree + rec.agree;
+/** The posterior of the crawl-check ledger (default) or of the overlay ledger. */
+export function posterior(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION, ledger: 'content' | 'overlay' = 'content'): Posterior {
+  const e = ledger === 'content' ? rec : rec.overlay;
+  const alpha = opts.priorDisagree + e.disagree;
+  const beta = opts.priorAgree + e.agree;
   return {
     alpha,
     beta,
@@ -226,10 +236,13 @@ export function posterior(rec: ReputationRecord, opts: ReputationOptions = DEFAU
   };
 }
 
-/** What the rule says of the evidence alone (holds aside). */
-function ruleStatus(rec: ReputationRecord, p: Posterior, opts: ReputationOptions): VolunteerStatus {
-  if (p.pBad >= opts.quarantineConfidence) return 'quarantined';
-  if (rec.probation > 0 || p.pBad >= opts.suspectConfidence) return 'suspect';
+/** What the rule says of the evidence alone (holds aside). Trust is earned by
+ * crawl checks only; either ledger can make a volunteer suspect or quarantine it. */
+function ruleStatus(rec: ReputationRecord, opts: ReputationOptions): VolunteerStatus {
+  const p = posterior(rec, opts, 'content');
+  const pBad = Math.max(p.pBad, posterior(rec, opts, 'overlay').pBad);
+  if (pBad >= opts.quarantineConfidence) return 'quarantined';
+  if (rec.probation > 0 || pBad >= opts.suspectConfidence) return 'suspect';
   if (p.pGood >= opts.trustConfidence) return 'trusted';
   return 'new';
 }
@@ -237,7 +250,7 @@ function ruleStatus(rec: ReputationRecord, p: Posterior, opts: ReputationOptions
 export function reputationStatus(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): VolunteerStatus {
   if (rec.ban !== null) return 'banned';
   if (rec.quarantine !== null) return 'quarantined';
-  const s = ruleStatus(rec, posterior(rec, opts), opts);
+  const s = ruleStatus(rec, opts);
   // The rule quarantines through recordOutcome (which sets the hold); a record
   // built by hand that crosses the line without a hold is reported as suspect.
   return s === 'quarantined' ? 'suspect' : s;
@@ -265,7 +278,7 @@ export function spotCheckRate(rec: ReputationRecord, opts: ReputationOptions = D
   return opts.trustedRate + (opts.newRate - opts.trustedRate) * (1 - p.pGood);
 }
 
-export type OutcomeKind = 'agree' | 'disagree' | 'inconclusive' | 'lost' | 'coordinate';
+export type OutcomeKind = 'agree' | 'disagree' | 'inconclusive' | 'lost' | 'coordinate' | 'coordinate-ok';
 
 export interface Outcome {
   kind: OutcomeKind;
@@ -294,12 +307,16 @@ export interface OutcomeResult {
  * work may still come in) but the hold stays until an operator lifts it. */
 export function recordOutcome(rec: ReputationRecord, outcome: Outcome, opts: ReputationOptions = DEFAULT_REPUTATION): OutcomeResult {
   const before = reputationStatus(rec, opts);
-  const r: ReputationRecord = { ...rec, totals: { ...rec.totals } };
-  const w = outcome.weight ?? (outcome.kind === 'lost' ? opts.lostWeight : outcome.kind === 'coordinate' ? opts.coordinateWeight : 1);
+  const r: ReputationRecord = { ...rec, overlay: { ...rec.overlay }, totals: { ...rec.totals } };
+  const w = outcome.weight ?? (outcome.kind === 'lost' ? opts.lostWeight : outcome.kind.startsWith('coordinate') ? opts.coordinateWeight : 1);
   if (!(w >= 0) || !Number.isFinite(w)) throw new RangeError(`recordOutcome: weight must be a finite number >= 0, got ${w}`);
   const discount = (): void => {
     r.agree *= opts.decay;
     r.disagree *= opts.decay;
+  };
+  const discountOverlay = (): void => {
+    r.overlay.agree *= opts.decay;
+    r.overlay.disagree *= opts.decay;
   };
   switch (outcome.kind) {
     case 'agree':
@@ -312,13 +329,23 @@ export function recordOutcome(rec: ReputationRecord, outcome: Outcome, opts: Rep
       }
       break;
     case 'disagree':
-    case 'coordinate':
       discount();
       r.agree *= opts.forgetOnDisagree;
       r.disagree += w;
       r.probation = opts.probationChecks;
-      if (outcome.kind === 'disagree') r.totals.disagree += 1;
-      else r.totals.coordinate += 1;
+      r.totals.disagree += 1;
+      break;
+    case 'coordinate':
+      discountOverlay();
+      r.overlay.agree *= opts.forgetOnDisagree;
+      r.overlay.disagree += w;
+      r.probation = opts.probationChecks;
+      r.totals.coordinate += 1;
+      break;
+    case 'coordinate-ok':
+      discountOverlay();
+      r.overlay.agree += w;
+      r.totals.coordinateOk += 1;
       break;
     case 'lost':
       discount();
@@ -331,24 +358,29 @@ export function recordOutcome(rec: ReputationRecord, outcome: Outcome, opts: Rep
   }
   r.lastOutcomeAt = outcome.at;
   let quarantined = false;
-  if (r.quarantine === null && r.ban === null && ruleStatus(r, posterior(r, opts), opts) === 'quarantined') {
-    const p = posterior(r, opts);
+  if (r.quarantine === null && r.ban === null && ruleStatus(r, opts) === 'quarantined') {
+    const content = posterior(r, opts, 'content');
+    const overlay = posterior(r, opts, 'overlay');
+    const [what, p] = content.pBad >= overlay.pBad ? ['checks of its crawls', content] : ['checks of its coordinate claims', overlay];
     r.quarantine = {
       since: outcome.at,
       by: 'rule',
-      reason: `P(disagreement rate > ${opts.badRate}) = ${p.pBad.toFixed(3)} ≥ ${opts.quarantineConfidence}` + (outcome.reason ? ` (last: ${outcome.reason})` : ''),
+      reason: `P(${what} fail more than ${opts.badRate} of the time) = ${p.pBad.toFixed(3)} ≥ ${opts.quarantineConfidence}` + (outcome.reason ? ` (last: ${outcome.reason})` : ''),
     };
     quarantined = true;
   }
   return { record: r, before, after: reputationStatus(r, opts), quarantined };
 }
 
+/** Evidence back to the prior alone. */
+const cleared = (): Pick<ReputationRecord, 'agree' | 'disagree' | 'overlay'> => ({ agree: 0, disagree: 0, overlay: { agree: 0, disagree: 0 } });
+
 /** An operator lifts a quarantine: the evidence is reset to the prior and the
  * identity starts on probation, so it is re-checked on every task until it
  * shows clean work again. */
 export function liftQuarantine(rec: ReputationRecord, at: number, by: string, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationRecord {
   if (rec.quarantine === null) return rec;
-  return { ...rec, agree: 0, disagree: 0, probation: opts.probationChecks, quarantine: null, lifts: rec.lifts + 1, lastLift: { at, by, what: 'quarantine' } };
+  return { ...rec, ...cleared(), probation: opts.probationChecks, quarantine: null, lifts: rec.lifts + 1, lastLift: { at, by, what: 'quarantine' } };
 }
 
 /** An operator bans an identity: no tasks, whatever its evidence, until unbanned. */
@@ -360,7 +392,7 @@ export function ban(rec: ReputationRecord, at: number, by: string, reason: strin
 export function unban(rec: ReputationRecord, at: number, by: string, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationRecord {
   if (rec.ban === null) return rec;
   const lifted: ReputationRecord = { ...rec, ban: null, lifts: rec.lifts + 1, lastLift: { at, by, what: 'ban' } };
-  return lifted.quarantine !== null ? lifted : { ...lifted, agree: 0, disagree: 0, probation: opts.probationChecks };
+  return lifted.quarantine !== null ? lifted : { ...lifted, ...cleared(), probation: opts.probationChecks };
 }
 
 /** What the API, /metrics and the dashboard show of an identity. */
@@ -368,12 +400,15 @@ export interface ReputationSummary {
   id: string;
   status: VolunteerStatus;
   spotCheckRate: number;
-  /** Posterior mean of the disagreement rate and P(rate > badRate). */
+  /** Posterior mean of the disagreement rate and P(rate > badRate), P(rate < goodRate) (crawl checks). */
   meanDisagreeRate: number;
   pBad: number;
   pGood: number;
+  /** P(coordinate checks fail more than badRate of the time). */
+  overlayPBad: number;
   agree: number;
   disagree: number;
+  overlay: ReputationRecord['overlay'];
   totals: ReputationRecord['totals'];
   probation: number;
   lastVerified: ReputationRecord['lastVerified'];
@@ -390,8 +425,10 @@ export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAU
     meanDisagreeRate: p.mean,
     pBad: p.pBad,
     pGood: p.pGood,
+    overlayPBad: posterior(rec, opts, 'overlay').pBad,
     agree: rec.agree,
     disagree: rec.disagree,
+    overlay: rec.overlay,
     totals: rec.totals,
     probation: rec.probation,
     lastVerified: rec.lastVerified,
