@@ -20,7 +20,11 @@
 //  - Selective delay (the triangle inequality): for two measurers j, k at
 //    distance d_jk, |r_j − r_k| ≤ d_jk on real paths; a node that delays its
 //    replies to some measurers (to drag its fitted position elsewhere) breaks
-//    it for many pairs.
+//    it for many pairs. A measurer that lies (about its RTT or its own
+//    coordinate) breaks it too, for the pairs it is in: the violations that
+//    removing a few measurers explains (at most a quarter of them, greedily,
+//    the one in most violating pairs first) are blamed on those measurers,
+//    reported as `outlierMeasurers`, and not on the node.
 //  - Net force (Newton, Zage & Nita-Rotaru, ICDCS 2012, which checks Vivaldi
 //    updates against Newton's laws: a settled system is in equilibrium, and
 //    an outlying force is suspect): the mean spring force the measurements
@@ -67,7 +71,8 @@ export interface PlausibilityOptions {
   minTooClose: number;
   /** Triangle bound: |r_j − r_k| ≤ (1 + triangleTolerance)·d_jk + slackMs. */
   triangleTolerance: number;
-  /** Inconsistent when more than this fraction of measurer pairs break the bound. */
+  /** Inconsistent when, after setting aside up to a quarter of the measurers
+   * as outliers, more than this fraction of the remaining pairs break the bound. */
   maxTriangleFraction: number;
   /** A claim with a larger error estimate is unsettled: no verdict (and it should not be announced). */
   maxClaimError: number;
@@ -75,13 +80,13 @@ export interface PlausibilityOptions {
 
 export const DEFAULT_PLAUSIBILITY: Readonly<PlausibilityOptions> = Object.freeze({
   relTolerance: 0.5,
-  slackMs: 15,
-  deflationRatio: 0.5,
+  slackMs: 10,
+  deflationRatio: 0.6,
   minMeasurers: 3,
   maxAgainstFraction: 0.5,
   minTooClose: 2,
   triangleTolerance: 0.5,
-  maxTriangleFraction: 0.25,
+  maxTriangleFraction: 0.1,
   maxClaimError: 0.5,
 });
 
@@ -129,6 +134,10 @@ export interface ClaimCheck {
   /** Measurer pairs checked and those breaking the triangle bound. */
   trianglePairs: number;
   triangleViolations: number;
+  /** Measurers set aside because the violations they are in explain the others (suspect measurers). */
+  outlierMeasurers: string[];
+  /** Violations left once they are set aside. */
+  unexplainedViolations: number;
   /** Median |relative error| of the claim's predictions. */
   medianRelError: number;
   /** Length of the mean spring force on the claim, ms. */
@@ -160,7 +169,7 @@ export function checkCoordinateClaim(claimed: Coordinate, observations: readonly
   const dims = claimed.vec.length;
   const obs = distinctObservations(observations, dims);
   const empty: ClaimCheck = {
-    verdict: 'insufficient', reasons: [], measurers: obs.length, against: 0, tooClose: 0, trianglePairs: 0, triangleViolations: 0, medianRelError: NaN, netForceMs: NaN, observations: [],
+    verdict: 'insufficient', reasons: [], measurers: obs.length, against: 0, tooClose: 0, trianglePairs: 0, triangleViolations: 0, outlierMeasurers: [], unexplainedViolations: 0, medianRelError: NaN, netForceMs: NaN, observations: [],
   };
   if (!isFiniteCoordinate(claimed)) return { ...empty, verdict: 'inconsistent', reasons: ['votes'] };
   if (claimed.error > o.maxClaimError) return { ...empty, verdict: 'unsettled' };
@@ -183,33 +192,63 @@ export function checkCoordinateClaim(claimed: Coordinate, observations: readonly
   let f2 = 0;
   for (let i = 0; i < dims; i++) f2 += (force[i]! / obs.length) ** 2;
 
-  let pairs = 0;
-  let violations = 0;
-  for (let j = 0; j < obs.length; j++) {
-    for (let k = j + 1; k < obs.length; k++) {
-      const d = predictRtt(obs[j]!.coord, obs[k]!.coord);
-      pairs++;
-      if (Math.abs(obs[j]!.rttMs - obs[k]!.rttMs) > (1 + o.triangleTolerance) * d + o.slackMs) violations++;
-    }
-  }
-
+  const tri = triangleViolations(obs, o);
   const against = checks.filter((c) => c.against).length;
   const tooClose = checks.filter((c) => c.tooClose).length;
   const reasons: ClaimReason[] = [];
   if (tooClose >= o.minTooClose) reasons.push('too-close');
   if (against > o.maxAgainstFraction * obs.length) reasons.push('votes');
-  if (pairs >= 3 && violations > o.maxTriangleFraction * pairs) reasons.push('selective-delay');
+  if (tri.remainingPairs >= 3 && tri.unexplained > o.maxTriangleFraction * tri.remainingPairs) reasons.push('selective-delay');
   return {
     verdict: reasons.length > 0 ? 'inconsistent' : 'consistent',
     reasons,
     measurers: obs.length,
     against,
     tooClose,
-    trianglePairs: pairs,
-    triangleViolations: violations,
+    trianglePairs: tri.pairs,
+    triangleViolations: tri.violations,
+    outlierMeasurers: tri.outliers,
+    unexplainedViolations: tri.unexplained,
     medianRelError: medianOf(checks.map((c) => Math.abs(c.relError))),
     netForceMs: Math.sqrt(f2),
     observations: checks,
+  };
+}
+
+/** Pairs of measurers whose RTTs to the node break |r_j − r_k| ≤ (1 + tol)·d_jk + slack,
+ * and what is left once up to a quarter of the measurers (at least one) are set aside,
+ * each time the one in most remaining violations. */
+function triangleViolations(obs: readonly RttObservation[], o: PlausibilityOptions): { pairs: number; violations: number; outliers: string[]; unexplained: number; remainingPairs: number } {
+  const n = obs.length;
+  const bad: [number, number][] = [];
+  for (let j = 0; j < n; j++) {
+    for (let k = j + 1; k < n; k++) {
+      const d = predictRtt(obs[j]!.coord, obs[k]!.coord);
+      if (Math.abs(obs[j]!.rttMs - obs[k]!.rttMs) > (1 + o.triangleTolerance) * d + o.slackMs) bad.push([j, k]);
+    }
+  }
+  const removed = new Set<number>();
+  let left = bad;
+  const budget = Math.max(1, Math.floor(n / 4));
+  while (left.length > 0 && removed.size < budget) {
+    const count = new Map<number, number>();
+    for (const [j, k] of left) {
+      count.set(j, (count.get(j) ?? 0) + 1);
+      count.set(k, (count.get(k) ?? 0) + 1);
+    }
+    let worst = -1;
+    let most = 0;
+    for (const [i, c] of count) if (c > most || (c === most && i < worst)) [worst, most] = [i, c];
+    removed.add(worst);
+    left = left.filter(([j, k]) => j !== worst && k !== worst);
+  }
+  const m = n - removed.size;
+  return {
+    pairs: (n * (n - 1)) / 2,
+    violations: bad.length,
+    outliers: [...removed].sort((a, b) => a - b).map((i) => obs[i]!.measurer),
+    unexplained: left.length,
+    remainingPairs: (m * (m - 1)) / 2,
   };
 }
 

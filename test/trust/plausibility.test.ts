@@ -26,7 +26,7 @@ describe('checkCoordinateClaim', () => {
     expect(r.verdict).toBe('consistent');
     expect(r.measurers).toBe(16);
     expect(r.tooClose).toBe(0);
-    expect(r.triangleViolations).toBe(0);
+    expect(r.unexplainedViolations).toBe(0);
     expect(r.medianRelError).toBeLessThan(0.1);
     expect(r.netForceMs).toBeLessThan(5);
   });
@@ -60,6 +60,17 @@ describe('checkCoordinateClaim', () => {
     const uniformDelay = cluster.map((m, i) => ({ measurer: `k${i}`, coord: m, rttMs: predictRtt(truth, m) + 60 }));
     expect(checkCoordinateClaim(truth, uniformDelay).triangleViolations).toBe(0);
   });
+  it('a lying measurer cannot frame an honest node: the violations it causes are blamed on it', () => {
+    // Measurer m12 (in region R) reports 300 ms where it measured ~135.
+    const truth = c([10, -20], 2);
+    const obs = measure(truth, createRng(12)).map((o) => (o.measurer === 'm12' ? { ...o, rttMs: 300 } : o));
+    const r = checkCoordinateClaim(truth, obs);
+    expect(r.triangleViolations).toBeGreaterThan(0);
+    expect(r.outlierMeasurers).toEqual(['m12']);
+    expect(r.unexplainedViolations).toBe(0);
+    expect(r.tooClose).toBe(1); // one measurer is not enough
+    expect(r.verdict).toBe('consistent');
+  });
   it('needs three distinct measurers, keeps each one\'s lowest RTT, and does not judge an unsettled claim', () => {
     const truth = c([0, 0]);
     const few = measure(truth, createRng(4)).slice(0, 2);
@@ -81,7 +92,7 @@ describe('measuredPosition', () => {
     const obs = measurers.map((m, i) => ({ measurer: `m${i}`, coord: m, rttMs: predictRtt(truth, m) }));
     const pos = measuredPosition(obs, { dimensions: 2, height: true }, createRng(7))!;
     expect(Math.hypot(pos.coord.vec[0]! + 60, pos.coord.vec[1]!)).toBeLessThan(5);
-    expect(pos.uncertaintyMs).toBe(15); // exact RTTs: the slack floor
+    expect(pos.uncertaintyMs).toBe(10); // exact RTTs: the slack floor
     expect(measuredPosition(obs.slice(0, 2), { dimensions: 2 }, createRng(7))).toBeNull();
   });
 });
