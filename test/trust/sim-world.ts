@@ -137,6 +137,8 @@ export interface SimResult {
   forgedCurrentAtEnd: number;
   /** Primary tasks each malicious volunteer completed before its quarantine (null: never). */
   tasksToDetect: Record<string, number | null>;
+  /** Primary tasks completed by the malicious volunteers never quarantined. */
+  undetectedTasks: Record<string, number>;
   tasksToDetectMedian: number;
   verificationOverhead: number;
   counts: OverheadCounts;
@@ -425,6 +427,7 @@ export function runSimulation(partial: Partial<SimOptions> & { seed: number }): 
     falselyQuarantined: volunteers.filter((v) => v.behaviour === 'honest' && v.rep.quarantine !== null).length,
     forgedCurrentAtEnd,
     tasksToDetect,
+    undetectedTasks: Object.fromEntries(malicious.filter((v) => v.detectedAfter === null).map((v) => [v.id, v.primaryDone])),
     tasksToDetectMedian: median(malicious.map((v) => v.detectedAfter ?? Infinity)),
     verificationOverhead: verificationOverhead(counts),
     counts,

@@ -266,8 +266,8 @@ export function mayWork(rec: ReputationRecord): boolean {
  * 0 for a quarantined or banned identity (it gets no tasks), suspectRate for a
  * suspect, else trustedRate + (newRate − trustedRate)·P(q > goodRate) — the
  * rate falls smoothly from about newRate for a new identity to trustedRate as
- * the posterior probability that it is not yet shown good falls (≈ 0.066 at
- * the moment it becomes trusted with the defaults, ≈ 0.021 for a volunteer
+ * the posterior probability that it is not yet shown good falls (0.074 for a
+ * new identity with the defaults, 0.032 when it becomes trusted, ≈ 0.020 for a volunteer
  * with a full memory of clean checks).
  */
 export function spotCheckRate(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): number {

@@ -3,7 +3,7 @@
 // the checks cost.
 //
 // Which: a completed task is re-checked with its volunteer's spot-check rate
-// (reputation.ts: ~25 % for a new identity, falling to ~2 % for a long-trusted
+// (reputation.ts: 7.4 % for a new identity, falling to 2 % for a long-trusted
 // one, every task of a suspect — BOINC's adaptive replication), decided only
 // after the upload so the volunteer cannot tell at crawl time which of its
 // tasks will be checked. Two anomalies are checked always, whatever the
