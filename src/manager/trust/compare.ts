@@ -37,6 +37,7 @@
 import type { PageRecord, TaskStatus } from '../../crawler/task.js';
 import { poissonBinomialTail } from './stats.js';
 import { digitOnlyDifferences, lengthRatio, normaliseText } from './text.js';
+import { mergeOptions, optionChecker } from './options.js';
 
 /** What compare needs of an uploaded page (src/crawler's PageRecord fits). */
 export type PageView = Pick<PageRecord, 'url' | 'digest' | 'text'> & Partial<Pick<PageRecord, 'title' | 'bytes' | 'noindex' | 'fetchedAt'>>;
@@ -122,16 +123,9 @@ export const DEFAULT_COMPARE: Readonly<CompareOptions> = Object.freeze({
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function compareOptions(partial: Partial<CompareOptions> = {}): CompareOptions {
-  const o: CompareOptions = { ...DEFAULT_COMPARE };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_COMPARE)) throw new RangeError(`compareOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
+  const o = mergeOptions<CompareOptions>('compareOptions', DEFAULT_COMPARE, partial);
   o.weights = { ...DEFAULT_COMPARE.weights, ...partial.weights };
-  const check = (ok: boolean, msg: string): void => {
-    if (!ok) throw new RangeError(`compareOptions: ${msg}`);
-  };
+  const check = optionChecker('compareOptions');
   const prob = (x: number): boolean => Number.isFinite(x) && x >= 0 && x <= 1;
   check(Number.isFinite(o.unknownRatePerMinute) && o.unknownRatePerMinute >= 0, `unknownRatePerMinute must be >= 0, got ${o.unknownRatePerMinute}`);
   check(Number.isFinite(o.rateSafetyFactor) && o.rateSafetyFactor >= 1, `rateSafetyFactor must be >= 1, got ${o.rateSafetyFactor}`);

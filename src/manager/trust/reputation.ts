@@ -38,6 +38,7 @@
 // returns a new record and never reads a clock — `at` is passed in.
 import { z } from 'zod';
 import { betaCdf } from './stats.js';
+import { mergeOptions, optionChecker } from './options.js';
 
 export type VolunteerStatus = 'new' | 'trusted' | 'suspect' | 'quarantined' | 'banned';
 export const VOLUNTEER_STATUSES: readonly VolunteerStatus[] = ['new', 'trusted', 'suspect', 'quarantined', 'banned'];
@@ -96,15 +97,8 @@ export const DEFAULT_REPUTATION: Readonly<ReputationOptions> = Object.freeze({
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function reputationOptions(partial: Partial<ReputationOptions> = {}): ReputationOptions {
-  const o: ReputationOptions = { ...DEFAULT_REPUTATION };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_REPUTATION)) throw new RangeError(`reputationOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
-  const check = (ok: boolean, msg: string): void => {
-    if (!ok) throw new RangeError(`reputationOptions: ${msg}`);
-  };
+  const o = mergeOptions<ReputationOptions>('reputationOptions', DEFAULT_REPUTATION, partial);
+  const check = optionChecker('reputationOptions');
   const prob = (x: number): boolean => Number.isFinite(x) && x > 0 && x < 1;
   check(Number.isFinite(o.priorDisagree) && o.priorDisagree > 0, `priorDisagree must be > 0, got ${o.priorDisagree}`);
   check(Number.isFinite(o.priorAgree) && o.priorAgree > 0, `priorAgree must be > 0, got ${o.priorAgree}`);

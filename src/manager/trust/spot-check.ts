@@ -31,6 +31,7 @@ import type { CrawlComparison, Verdict } from './compare.js';
 import type { Outcome, ReputationOptions, VolunteerStatus } from './reputation.js';
 import { DEFAULT_REPUTATION, newReputation, reputationStatus, spotCheckRate } from './reputation.js';
 import { binomialTail, poissonBinomialTail } from './stats.js';
+import { mergeOptions, optionChecker } from './options.js';
 
 export interface SpotCheckOptions {
   /** Anomaly test: check a task whose changed pages are this improbable under the channel's rate. */
@@ -73,15 +74,8 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotCheckOptions {
-  const o: SpotCheckOptions = { ...DEFAULT_SPOT_CHECK };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_SPOT_CHECK)) throw new RangeError(`spotCheckOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
-  const check = (ok: boolean, msg: string): void => {
-    if (!ok) throw new RangeError(`spotCheckOptions: ${msg}`);
-  };
+  const o = mergeOptions<SpotCheckOptions>('spotCheckOptions', DEFAULT_SPOT_CHECK, partial);
+  const check = optionChecker('spotCheckOptions');
   check(Number.isFinite(o.anomalyAlpha) && o.anomalyAlpha > 0 && o.anomalyAlpha < 1, `anomalyAlpha must be in (0, 1), got ${o.anomalyAlpha}`);
   check(Number.isInteger(o.minKnownPagesForEmpty) && o.minKnownPagesForEmpty >= 1, `minKnownPagesForEmpty must be an integer >= 1`);
   check(Number.isFinite(o.pUnchangedTarget) && o.pUnchangedTarget > 0 && o.pUnchangedTarget < 1, `pUnchangedTarget must be in (0, 1), got ${o.pUnchangedTarget}`);
