@@ -106,6 +106,8 @@ describe('networkPrefix', () => {
   it('gives the /24 of IPv4 (also IPv4-mapped) and the /48 of IPv6', () => {
     expect(networkPrefix('192.0.2.17')).toBe('192.0.2.0/24');
     expect(networkPrefix('::ffff:192.0.2.17')).toBe('192.0.2.0/24');
+    expect(networkPrefix('0:0:0:0:0:ffff:c000:0211')).toBe('192.0.2.0/24');
+    expect(networkPrefix('::FFFF:192.0.2.17')).toBe('192.0.2.0/24');
     expect(networkPrefix('2001:db8:abcd:12::1')).toBe('2001:db8:abcd::/48');
     expect(networkPrefix('2001:DB8::1')).toBe('2001:db8:0::/48');
     expect(networkPrefix('[2001:db8:1::5]')).toBe('2001:db8:1::/48');

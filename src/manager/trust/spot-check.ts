@@ -250,17 +250,31 @@ export function networkPrefix(address: string): string | null {
   if (a.startsWith('[') && a.endsWith(']')) a = a.slice(1, -1);
   const zone = a.indexOf('%');
   if (zone >= 0) a = a.slice(0, zone);
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
-  if (mapped) a = mapped[1]!;
   if (isIPv4(a)) return `${a.split('.').slice(0, 3).join('.')}.0/24`;
   if (!isIPv6(a)) return null;
-  const [head, tail] = a.includes('::') ? (a.split('::') as [string, string]) : [a, ''];
-  const h = head === '' ? [] : head.split(':');
-  const t = tail === '' ? [] : tail.split(':');
-  // An embedded IPv4 tail (a.b.c.d) stands for two groups.
-  const groupsIn = (g: string[]): number => g.reduce((n, x) => n + (x.includes('.') ? 2 : 1), 0);
-  const groups = [...h, ...new Array<string>(Math.max(0, 8 - groupsIn(h) - groupsIn(t))).fill('0'), ...t];
-  return `${groups.slice(0, 3).map((g) => parseInt(g, 16).toString(16)).join(':')}::/48`;
+  const groups = ipv6Groups(a);
+  // IPv4-mapped (::ffff:a.b.c.d, however written) is the IPv4 address.
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.0/24`;
+  }
+  return `${groups.slice(0, 3).map((g) => g.toString(16)).join(':')}::/48`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
+function ipv6Groups(a: string): number[] {
+  const parse = (part: string): number[] =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((g) => {
+          if (!g.includes('.')) return [parseInt(g, 16)];
+          const [w, x, y, z] = g.split('.').map(Number) as [number, number, number, number];
+          return [(w << 8) | x, (y << 8) | z];
+        });
+  const gap = a.indexOf('::');
+  if (gap < 0) return parse(a);
+  const head = parse(a.slice(0, gap));
+  const tail = parse(a.slice(gap + 2));
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
 }
 
 /** A volunteer that could verify, as the manager sees it. */
