@@ -7,7 +7,6 @@ import {
   parseReputation,
   posterior,
   recordOutcome,
-  reputationOptions,
   reputationStatus,
   spotCheckRate,
   summarise,
@@ -15,6 +14,7 @@ import {
   type Outcome,
   type ReputationRecord,
 } from '../../src/manager/trust/reputation.js';
+import { reputationOptions } from '../../src/manager/trust/reputation-options.js';
 
 const apply = (rec: ReputationRecord, kinds: Outcome['kind'][], at = 1000): ReputationRecord => {
   let r = rec;

@@ -5,17 +5,14 @@ import { newReputation, spotCheckRate } from '../../src/manager/trust/reputation
 import {
   checkScope,
   checkWindow,
-  chooseVerifier,
   decideSpotCheck,
   expectedHonestOverhead,
-  networkPrefix,
-  resolvePair,
-  resolveTieBreak,
   spotCheckOptions,
   verificationOverhead,
   type CompletedTask,
-  type VolunteerInfo,
 } from '../../src/manager/trust/spot-check.js';
+import { resolvePair, resolveTieBreak } from '../../src/manager/trust/tie-break.js';
+import { chooseVerifier, networkPrefix, type VolunteerInfo } from '../../src/manager/trust/verifier.js';
 
 const fixed = (v: number): Rng => ({ next: () => v });
 const MIN = 60_000;

@@ -1,6 +1,5 @@
-// Spot-check policy: which completed tasks are crawled a second time, by whom,
-// when and over which pages; when a third crawl breaks a disagreement; what
-// the checks cost.
+// Spot-check policy: which completed tasks are crawled a second time, when
+// and over which pages, and what the checks cost.
 //
 // Which: a completed task is re-checked with its volunteer's spot-check rate
 // (reputation.ts: 7.4 % for a new identity, falling to 2 % for a long-trusted
@@ -12,24 +11,18 @@
 // channel's change rate makes believable (a forger must fake new digests to
 // upload text for pages that did not change).
 //
-// By whom: another volunteer (never the same peer), preferably on another
-// network prefix (/24 for IPv4, /48 for IPv6: the same machine, home or small
-// hosting block), then one already trusted (so a crowd of fresh Sybil
-// identities checks nobody), then one in another coordinate region; random
-// among the best, so a volunteer cannot arrange to be checked by a friend.
+// By whom: verifier.ts. Who a third crawl outvotes: tie-break.ts.
 //
 // When: right away, with a deadline by which an unchanged page stays unchanged
 // with probability pUnchangedTarget (e^{−k·r·Δt} ≥ target): the shorter the
 // gap, the more pages compare.ts can judge.
 //
 // Pure: no I/O, no clock (times are passed in), randomness from an injected Rng.
-import { isIPv4, isIPv6 } from 'node:net';
 import type { TaskStatus } from '../../crawler/task.js';
 import type { Rng } from '../../rng.js';
 import { randomInt } from '../../rng.js';
-import type { CrawlComparison, Verdict } from './compare.js';
-import type { Outcome, ReputationOptions, VolunteerStatus } from './reputation.js';
-import { DEFAULT_REPUTATION, newReputation, reputationStatus, spotCheckRate } from './reputation.js';
+import { DEFAULT_REPUTATION, type ReputationOptions } from './reputation-options.js';
+import { newReputation, reputationStatus, spotCheckRate } from './reputation.js';
 import { binomialTail, poissonBinomialTail } from './stats.js';
 import { mergeOptions, optionChecker } from './options.js';
 
@@ -235,212 +228,6 @@ export function checkScope(
   const fromUploaded = sample(result.uploaded, Math.ceil(o.samplePages / 2), rng);
   const rest = sample([...result.otherLive, ...result.knownNotReported], o.samplePages - fromUploaded.length, rng);
   return { kind: 'sample', urls: [...fromUploaded, ...rest].sort() };
-}
-
-// ---------------------------------------------------------------------------
-// By whom
-
-/**
- * The network prefix an address belongs to: the /24 of an IPv4 address (also
- * when IPv4-mapped in IPv6) and the /48 of an IPv6 address, as a string;
- * null for anything that is not an IP address.
- */
-export function networkPrefix(address: string): string | null {
-  let a = address.trim();
-  if (a.startsWith('[') && a.endsWith(']')) a = a.slice(1, -1);
-  const zone = a.indexOf('%');
-  if (zone >= 0) a = a.slice(0, zone);
-  if (isIPv4(a)) return `${a.split('.').slice(0, 3).join('.')}.0/24`;
-  if (!isIPv6(a)) return null;
-  const groups = ipv6Groups(a);
-  // IPv4-mapped (::ffff:a.b.c.d, however written) is the IPv4 address.
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
-    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.0/24`;
-  }
-  return `${groups.slice(0, 3).map((g) => g.toString(16)).join(':')}::/48`;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
-function ipv6Groups(a: string): number[] {
-  const parse = (part: string): number[] =>
-    part === ''
-      ? []
-      : part.split(':').flatMap((g) => {
-          if (!g.includes('.')) return [parseInt(g, 16)];
-          const [w, x, y, z] = g.split('.').map(Number) as [number, number, number, number];
-          return [(w << 8) | x, (y << 8) | z];
-        });
-  const gap = a.indexOf('::');
-  if (gap < 0) return parse(a);
-  const head = parse(a.slice(0, gap));
-  const tail = parse(a.slice(gap + 2));
-  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-}
-
-/** A volunteer that could verify, as the manager sees it. */
-export interface VolunteerInfo {
-  id: string;
-  status: VolunteerStatus;
-  /** The address the manager sees it connect from (null when unknown). */
-  address?: string | null;
-  /** Its coordinate's Euclidean part (null when unknown). */
-  coord?: ArrayLike<number> | null;
-}
-
-export interface VerifierChoice {
-  id: string;
-  /** On another network prefix than every excluded volunteer (null: an address unknown). */
-  otherPrefix: boolean | null;
-  /** In another coordinate region than the subject (null: a coordinate unknown). */
-  otherRegion: boolean | null;
-  trusted: boolean;
-}
-
-function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  const n = Math.min(a.length, b.length);
-  let s = 0;
-  for (let i = 0; i < n; i++) s += (a[i]! - b[i]!) ** 2;
-  return Math.sqrt(s);
-}
-
-/**
- * Chooses the volunteer that crawls a check. `subject` is the volunteer being
- * checked; `others` are volunteers already in this check (the first verifier
- * when choosing a tie-breaker): none of them, and none on their prefixes if
- * possible, is chosen. `candidates` are the volunteers the caller deems able
- * to crawl the channel now (alive, with capacity, near enough the host).
- * Suspect, quarantined and banned volunteers never verify. Null when nobody fits.
- */
-export function chooseVerifier(
-  subject: VolunteerInfo,
-  candidates: readonly VolunteerInfo[],
-  rng: Rng,
-  others: readonly VolunteerInfo[] = [],
-  options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
-): VerifierChoice | null {
-  const o = spotCheckOptions(options);
-  const involved = [subject, ...others];
-  const ids = new Set(involved.map((v) => v.id));
-  const prefixes = involved.map((v) => (v.address ? networkPrefix(v.address) : null));
-  const scored: { choice: VerifierChoice; score: number }[] = [];
-  for (const c of candidates) {
-    if (ids.has(c.id) || (c.status !== 'new' && c.status !== 'trusted')) continue;
-    const cp = c.address ? networkPrefix(c.address) : null;
-    const otherPrefix = cp === null || prefixes.some((p) => p === null) ? null : prefixes.every((p) => p !== cp);
-    const otherRegion = c.coord && subject.coord ? distance(c.coord, subject.coord) >= o.minRegionDistanceMs : null;
-    const trusted = c.status === 'trusted';
-    // Lexicographic: another prefix, then trusted, then another region.
-    const score = (otherPrefix === true ? 4 : 0) + (trusted ? 2 : 0) + (otherRegion === true ? 1 : 0);
-    scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
-  }
-  if (scored.length === 0) return null;
-  const best = Math.max(...scored.map((s) => s.score));
-  const top = scored.filter((s) => s.score === best);
-  return top[randomInt(rng, top.length)]!.choice;
-}
-
-// ---------------------------------------------------------------------------
-// Outcomes: a pair, and a third crawl when the pair disagrees
-
-/** One crawl in a check: whose it was, and which upload. */
-export interface CheckParty {
-  volunteer: string;
-  taskId: string;
-  receivedAt: number;
-}
-
-export interface PartyOutcome {
-  volunteer: string;
-  outcome: Outcome;
-}
-
-export interface PairResolution {
-  outcomes: PartyOutcome[];
-  /** The pair disagrees: a third crawl must say who is wrong. */
-  needsTieBreak: boolean;
-}
-
-function agreeOutcome(p: CheckParty, at: number, weight: number, reason: string): PartyOutcome {
-  return { volunteer: p.volunteer, outcome: { kind: 'agree', at, weight, taskId: p.taskId, uploadedAt: p.receivedAt, reason } };
-}
-
-/**
- * Outcomes of the first comparison (subject `a`, verifier `b`): agreement
- * verifies both crawls; an inconclusive comparison is recorded as such; a
- * disagreement records nothing yet and asks for a third crawl — a pair alone
- * cannot tell the forger from its victim.
- */
-export function resolvePair(cmp: CrawlComparison, a: CheckParty, b: CheckParty, at: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): PairResolution {
-  const o = spotCheckOptions(options);
-  if (cmp.verdict === 'agree') {
-    const outcomes = [agreeOutcome(a, at, 1, 'check agreed')];
-    if (o.verifierCredit > 0) outcomes.push(agreeOutcome(b, at, o.verifierCredit, 'verification agreed'));
-    return { outcomes, needsTieBreak: false };
-  }
-  if (cmp.verdict === 'inconclusive') {
-    const inc = (p: CheckParty): PartyOutcome => ({ volunteer: p.volunteer, outcome: { kind: 'inconclusive', at, taskId: p.taskId, reason: cmp.note } });
-    return { outcomes: [inc(a), inc(b)], needsTieBreak: false };
-  }
-  return { outcomes: [], needsTieBreak: true };
-}
-
-export interface TieBreak {
-  outcomes: PartyOutcome[];
-  /** The crawl the two others agree against; null when there is no such crawl. */
-  odd: 'a' | 'b' | 'c' | null;
-  note: string;
-}
-
-function reasonsOf(cmp: CrawlComparison): string {
-  return cmp.disagreements.map((d) => d.reason).join(', ');
-}
-
-/**
- * Breaks a disagreement between `a` and `b` with a third crawl `c`: the crawl
- * that both others disagree with, while those two agree with each other, is
- * the odd one out and takes a disagreement (weighted by the weaker of its two
- * comparisons); the two others are verified. Any other pattern (all three
- * differ; c agrees with both) accuses nobody: the agreeing pairs are credited
- * and the rest is inconclusive.
- */
-export function resolveTieBreak(
-  ab: CrawlComparison,
-  ac: CrawlComparison,
-  bc: CrawlComparison,
-  parties: { a: CheckParty; b: CheckParty; c: CheckParty },
-  at: number,
-  options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
-): TieBreak {
-  const o = spotCheckOptions(options);
-  const v: Record<'ab' | 'ac' | 'bc', Verdict> = { ab: ab.verdict, ac: ac.verdict, bc: bc.verdict };
-  const cmps = { ab, ac, bc };
-  const sides = ['a', 'b', 'c'] as const;
-  const pairsOf = { a: ['ab', 'ac'], b: ['ab', 'bc'], c: ['ac', 'bc'] } as const;
-  const otherPair = { a: 'bc', b: 'ac', c: 'ab' } as const;
-  for (const x of sides) {
-    const [p1, p2] = pairsOf[x];
-    if (v[p1] === 'disagree' && v[p2] === 'disagree' && v[otherPair[x]] === 'agree') {
-      const weight = Math.min(cmps[p1].weight, cmps[p2].weight);
-      const reason = reasonsOf(cmps[p1].weight <= cmps[p2].weight ? cmps[p1] : cmps[p2]);
-      const outcomes: PartyOutcome[] = [
-        { volunteer: parties[x].volunteer, outcome: { kind: 'disagree', at, weight, taskId: parties[x].taskId, reason: `outvoted by two crawls (${reason})` } },
-      ];
-      for (const y of sides) {
-        const w = y === 'a' ? 1 : o.verifierCredit;
-        if (y !== x && w > 0) outcomes.push(agreeOutcome(parties[y], at, w, 'confirmed by a third crawl'));
-      }
-      return { outcomes, odd: x, note: `${x} outvoted (${reason})` };
-    }
-  }
-  const credited = new Set<'a' | 'b' | 'c'>();
-  for (const p of ['ab', 'ac', 'bc'] as const) if (v[p] === 'agree') for (const s of p.split('') as ('a' | 'b' | 'c')[]) credited.add(s);
-  const outcomes: PartyOutcome[] = sides.map((s) => {
-    const w = s === 'a' ? 1 : o.verifierCredit;
-    return credited.has(s) && w > 0
-      ? agreeOutcome(parties[s], at, w, 'agreed with one crawl of three')
-      : { volunteer: parties[s].volunteer, outcome: { kind: 'inconclusive', at, taskId: parties[s].taskId, reason: 'no majority' } };
-  });
-  return { outcomes, odd: null, note: `no majority (ab ${v.ab}, ac ${v.ac}, bc ${v.bc})` };
 }
 
 // ---------------------------------------------------------------------------

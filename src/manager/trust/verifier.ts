@@ -1,0 +1,110 @@
+// Who crawls a check: another volunteer (never the same peer), preferably on
+// another network prefix (/24 for IPv4, /48 for IPv6: the same machine, home
+// or small hosting block), then one already trusted (so a crowd of fresh
+// Sybil identities checks nobody), then one in another coordinate region;
+// random among the best, so a volunteer cannot arrange to be checked by a
+// friend. Pure; randomness from an injected Rng.
+import { isIPv4, isIPv6 } from 'node:net';
+import type { Rng } from '../../rng.js';
+import { randomInt } from '../../rng.js';
+import type { VolunteerStatus } from './reputation.js';
+import { spotCheckOptions, type SpotCheckOptions } from './spot-check.js';
+
+/**
+ * The network prefix an address belongs to: the /24 of an IPv4 address (also
+ * when IPv4-mapped in IPv6) and the /48 of an IPv6 address, as a string;
+ * null for anything that is not an IP address.
+ */
+export function networkPrefix(address: string): string | null {
+  let a = address.trim();
+  if (a.startsWith('[') && a.endsWith(']')) a = a.slice(1, -1);
+  const zone = a.indexOf('%');
+  if (zone >= 0) a = a.slice(0, zone);
+  if (isIPv4(a)) return `${a.split('.').slice(0, 3).join('.')}.0/24`;
+  if (!isIPv6(a)) return null;
+  const groups = ipv6Groups(a);
+  // IPv4-mapped (::ffff:a.b.c.d, however written) is the IPv4 address.
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.0/24`;
+  }
+  return `${groups.slice(0, 3).map((g) => g.toString(16)).join(':')}::/48`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail as two groups). */
+function ipv6Groups(a: string): number[] {
+  const parse = (part: string): number[] =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((g) => {
+          if (!g.includes('.')) return [parseInt(g, 16)];
+          const [w, x, y, z] = g.split('.').map(Number) as [number, number, number, number];
+          return [(w << 8) | x, (y << 8) | z];
+        });
+  const gap = a.indexOf('::');
+  if (gap < 0) return parse(a);
+  const head = parse(a.slice(0, gap));
+  const tail = parse(a.slice(gap + 2));
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+}
+
+/** A volunteer that could verify, as the manager sees it. */
+export interface VolunteerInfo {
+  id: string;
+  status: VolunteerStatus;
+  /** The address the manager sees it connect from (null when unknown). */
+  address?: string | null;
+  /** Its coordinate's Euclidean part (null when unknown). */
+  coord?: ArrayLike<number> | null;
+}
+
+export interface VerifierChoice {
+  id: string;
+  /** On another network prefix than every excluded volunteer (null: an address unknown). */
+  otherPrefix: boolean | null;
+  /** In another coordinate region than the subject (null: a coordinate unknown). */
+  otherRegion: boolean | null;
+  trusted: boolean;
+}
+
+function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const n = Math.min(a.length, b.length);
+  let s = 0;
+  for (let i = 0; i < n; i++) s += (a[i]! - b[i]!) ** 2;
+  return Math.sqrt(s);
+}
+
+/**
+ * Chooses the volunteer that crawls a check. `subject` is the volunteer being
+ * checked; `others` are volunteers already in this check (the first verifier
+ * when choosing a tie-breaker): none of them, and none on their prefixes if
+ * possible, is chosen. `candidates` are the volunteers the caller deems able
+ * to crawl the channel now (alive, with capacity, near enough the host).
+ * Suspect, quarantined and banned volunteers never verify. Null when nobody fits.
+ */
+export function chooseVerifier(
+  subject: VolunteerInfo,
+  candidates: readonly VolunteerInfo[],
+  rng: Rng,
+  others: readonly VolunteerInfo[] = [],
+  options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
+): VerifierChoice | null {
+  const o = spotCheckOptions(options);
+  const involved = [subject, ...others];
+  const ids = new Set(involved.map((v) => v.id));
+  const prefixes = involved.map((v) => (v.address ? networkPrefix(v.address) : null));
+  const scored: { choice: VerifierChoice; score: number }[] = [];
+  for (const c of candidates) {
+    if (ids.has(c.id) || (c.status !== 'new' && c.status !== 'trusted')) continue;
+    const cp = c.address ? networkPrefix(c.address) : null;
+    const otherPrefix = cp === null || prefixes.some((p) => p === null) ? null : prefixes.every((p) => p !== cp);
+    const otherRegion = c.coord && subject.coord ? distance(c.coord, subject.coord) >= o.minRegionDistanceMs : null;
+    const trusted = c.status === 'trusted';
+    // Lexicographic: another prefix, then trusted, then another region.
+    const score = (otherPrefix === true ? 4 : 0) + (trusted ? 2 : 0) + (otherRegion === true ? 1 : 0);
+    scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
+  }
+  if (scored.length === 0) return null;
+  const best = Math.max(...scored.map((s) => s.score));
+  const top = scored.filter((s) => s.score === best);
+  return top[randomInt(rng, top.length)]!.choice;
+}
