@@ -1,0 +1,69 @@
+// One HTTP exchange as the downloader captured it, and its messages as a WARC
+// record holds them (application/http): the request head as sent, the response
+// head as received — the status line with its reason phrase, every header line
+// in order with its bytes — and the payload as transferred: a content-encoded
+// body stays encoded, with its Content-Encoding. The transfer coding (chunked)
+// is removed by the HTTP parser before we see the body, so the header that
+// announced it is renamed X-Crawler-Transfer-Encoding, as Common Crawl does:
+// the message stays parseable, and the payload digest is the entity body's
+// (WARC 1.1 §6.3.2), the one other archives of the same page compute.
+
+/** What the downloader hands the archive for one request. Plain data: it is
+ * posted to the WARC worker thread as it is. */
+export interface Exchange {
+  /** The request URL (WARC-Target-URI). */
+  url: string;
+  /** When the request was sent, epoch ms (WARC-Date). */
+  date: number;
+  /** The request head exactly as sent: request line, header lines, blank line. */
+  request: Uint8Array;
+  status: number;
+  /** The reason phrase as received (may be empty). */
+  statusText: string;
+  /** Response header names and values, alternating, as received (raw bytes). */
+  headers: Uint8Array[];
+  /** The payload: the body as transferred, transfer coding removed. */
+  body: Uint8Array;
+  /** The body was cut short (a size cap, or the rest was not read). */
+  truncated: boolean;
+  /** "sha1:<base32>" of `body`, when the caller already computed it. */
+  payloadDigest?: string;
+}
+
+const CRLF = Buffer.from('\r\n', 'latin1');
+const COLON = Buffer.from(': ', 'latin1');
+const TRANSFER_ENCODING = 'transfer-encoding';
+const RENAMED_TE = Buffer.from('X-Crawler-Transfer-Encoding', 'latin1');
+
+function isName(raw: Uint8Array, lower: string): boolean {
+  if (raw.length !== lower.length) return false;
+  for (let i = 0; i < raw.length; i++) if (((raw[i] as number) | 0x20) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * The response head as archived: "HTTP/1.1 <status> <reason>", one line per
+ * received header (name and value bytes as they came, ": " between them),
+ * and the blank line. undici speaks HTTP/1.1 only, and its parser does not
+ * report the version a server answered with, so the line says HTTP/1.1.
+ */
+export function responseHead(status: number, statusText: string, headers: readonly Uint8Array[]): Buffer {
+  const parts: Uint8Array[] = [Buffer.from(`HTTP/1.1 ${status}${statusText === '' ? '' : ' ' + statusText}\r\n`, 'latin1')];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const name = headers[i] as Uint8Array;
+    parts.push(isName(name, TRANSFER_ENCODING) ? RENAMED_TE : name, COLON, headers[i + 1] as Uint8Array, CRLF);
+  }
+  parts.push(CRLF);
+  return Buffer.concat(parts);
+}
+
+/** The first value of a response header (latin1), or undefined. */
+export function headerValue(headers: readonly Uint8Array[], lowerName: string): string | undefined {
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    if (isName(headers[i] as Uint8Array, lowerName)) {
+      const v = headers[i + 1] as Uint8Array;
+      return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1');
+    }
+  }
+  return undefined;
+}
