@@ -1,6 +1,6 @@
 // The standalone `volunteer-crawler crawl` command, run as a real child process.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -41,15 +41,17 @@ describe('volunteer-crawler crawl', () => {
     expect(pages.length).toBe(6);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(summary.status).toBe('completed');
-    const warc = gunzipSync(readFileSync(join(out, 'crawl.warc.gz'))).toString('latin1');
-    expect(warc.match(/WARC-Type: response/g)?.length).toBe(6);
+    const warcFiles = readdirSync(out).filter((f) => f.endsWith('.warc.gz'));
+    expect(summary.warc.files.map((f: { name: string }) => f.name)).toEqual(warcFiles);
+    const warc = gunzipSync(readFileSync(join(out, warcFiles[0]!))).toString('latin1');
+    expect(warc.match(/WARC-Type: response/g)?.length).toBe(7); // robots.txt and the 6 pages (test/crawler/warc.test.ts reads them in detail)
     expect(warc).toContain('WARC-Type: warcinfo');
     const out2 = join(dir, 'b');
     const r2 = await cli(site.url('/'), '--allow-private', '--delay', '0', '--depth', '1', '--out', out2, '--known', join(out, 'validators.jsonl'), '--no-warc');
     expect(r2.code).toBe(0);
     expect(r2.stderr).toMatch(/6 unchanged \(6 via 304\)/);
     expect(readFileSync(join(out2, 'pages.jsonl'), 'utf8')).toBe('');
-    expect(existsSync(join(out2, 'crawl.warc.gz'))).toBe(false);
+    expect(readdirSync(out2).filter((f) => f.includes('.warc') || f.endsWith('.cdxj'))).toEqual([]);
   });
 
   it('is refused without --allow-private on loopback', async () => {

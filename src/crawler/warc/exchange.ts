@@ -18,7 +18,7 @@ export interface Exchange {
   /** The request head exactly as sent: request line, header lines, blank line. */
   request: Uint8Array;
   status: number;
-  /** The reason phrase as received (may be empty). */
+  /** The reason phrase as received (may be empty; undici decodes it as UTF-8). */
   statusText: string;
   /** Response header names and values, alternating, as received (raw bytes). */
   headers: Uint8Array[];
@@ -48,7 +48,9 @@ function isName(raw: Uint8Array, lower: string): boolean {
  * report the version a server answered with, so the line says HTTP/1.1.
  */
 export function responseHead(status: number, statusText: string, headers: readonly Uint8Array[]): Buffer {
-  const parts: Uint8Array[] = [Buffer.from(`HTTP/1.1 ${status}${statusText === '' ? '' : ' ' + statusText}\r\n`, 'latin1')];
+  // undici hands the reason phrase over decoded as UTF-8: written back as UTF-8 it is
+  // byte-exact when it was UTF-8 or ASCII (other bytes arrive as U+FFFD).
+  const parts: Uint8Array[] = [Buffer.from(`HTTP/1.1 ${status}${statusText === '' ? '' : ' ' + statusText}\r\n`, 'utf8')];
   for (let i = 0; i + 1 < headers.length; i += 2) {
     const name = headers[i] as Uint8Array;
     parts.push(isName(name, TRANSFER_ENCODING) ? RENAMED_TE : name, COLON, headers[i + 1] as Uint8Array, CRLF);

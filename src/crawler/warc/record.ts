@@ -19,8 +19,10 @@ export interface WarcRecord {
   /** WARC-Record-ID, "<urn:uuid:…>". */
   id: string;
   /** The named fields after WARC-Type and WARC-Record-ID; values already sanitised.
-   * WARC-Warcinfo-ID and Content-Length are added by `serialise`. */
+   * WARC-Warcinfo-ID, Content-Type and Content-Length are added by `serialise`. */
   fields: WarcField[];
+  /** The block's media type (Content-Type). */
+  contentType: string;
   /** The block, in parts (written one after the other). */
   block: Uint8Array[];
   /** What the record's CDXJ line says; null for records a replay index skips (request, warcinfo). */
@@ -59,7 +61,8 @@ export function requestRecord(ex: Exchange, concurrentTo: string): WarcRecord {
   return {
     type: 'request',
     id: recordId(),
-    fields: [field('WARC-Date', warcDate(ex.date)), field('WARC-Target-URI', ex.url), field('WARC-Concurrent-To', concurrentTo), field('WARC-Block-Digest', sha1Digest(block)), field('Content-Type', HTTP_REQUEST)],
+    fields: [field('WARC-Date', warcDate(ex.date)), field('WARC-Target-URI', ex.url), field('WARC-Concurrent-To', concurrentTo), field('WARC-Block-Digest', sha1Digest(block))],
+    contentType: HTTP_REQUEST,
     block,
     index: null,
   };
@@ -77,8 +80,7 @@ export function responseRecord(ex: Exchange): WarcRecord {
     field('WARC-Payload-Digest', payloadDigest),
   ];
   if (ex.truncated) fields.push(field('WARC-Truncated', 'length'));
-  fields.push(field('Content-Type', HTTP_RESPONSE));
-  return { type: 'response', id: recordId(), fields, block, index: { url: ex.url, date: ex.date, mime: cdxMime(headerValue(ex.headers, 'content-type')), status: ex.status, digest: payloadDigest } };
+  return { type: 'response', id: recordId(), fields, contentType: HTTP_RESPONSE, block, index: { url: ex.url, date: ex.date, mime: cdxMime(headerValue(ex.headers, 'content-type')), status: ex.status, digest: payloadDigest } };
 }
 
 /**
@@ -100,8 +102,7 @@ export function revisitRecord(ex: Exchange, profile: RevisitProfile, refersTo: R
   if (refersTo.date !== undefined) fields.push(field('WARC-Refers-To-Date', warcDate(refersTo.date)));
   fields.push(field('WARC-Block-Digest', sha1Digest(block)));
   if (payloadDigest !== undefined) fields.push(field('WARC-Payload-Digest', payloadDigest));
-  fields.push(field('Content-Type', HTTP_RESPONSE));
-  return { type: 'revisit', id: recordId(), fields, block, index: { url: ex.url, date: ex.date, mime: 'warc/revisit', status: ex.status, ...(payloadDigest !== undefined ? { digest: payloadDigest } : {}) } };
+  return { type: 'revisit', id: recordId(), fields, contentType: HTTP_RESPONSE, block, index: { url: ex.url, date: ex.date, mime: 'warc/revisit', status: ex.status, ...(payloadDigest !== undefined ? { digest: payloadDigest } : {}) } };
 }
 
 /** The response (or revisit) and its request, in the order archival crawlers write them. */
@@ -161,8 +162,7 @@ export function conversionRecord(p: ConversionPage): WarcRecord {
     const v = p.meta[k];
     if (v !== undefined && v !== null) fields.push([extensionName(k), fieldValue(String(v))]);
   }
-  fields.push(field('Content-Type', 'text/plain; charset=utf-8'));
-  return { type: 'conversion', id: recordId(), fields, block: [body], index: { url: p.url, date: p.fetchedAt, mime: 'text/plain', digest } };
+  return { type: 'conversion', id: recordId(), fields, contentType: 'text/plain; charset=utf-8', block: [body], index: { url: p.url, date: p.fetchedAt, mime: 'text/plain', digest } };
 }
 
 /** A file's first record: its name (never a local path) and what wrote it. */
@@ -171,7 +171,8 @@ export function warcinfoRecord(filename: string, date: number, info: Record<stri
   return {
     type: 'warcinfo',
     id: recordId(),
-    fields: [field('WARC-Date', warcDate(date)), field('WARC-Filename', filename), field('WARC-Block-Digest', sha1Digest(block)), field('Content-Type', 'application/warc-fields')],
+    fields: [field('WARC-Date', warcDate(date)), field('WARC-Filename', filename), field('WARC-Block-Digest', sha1Digest(block))],
+    contentType: 'application/warc-fields',
     block,
     index: null,
   };
@@ -179,12 +180,12 @@ export function warcinfoRecord(filename: string, date: number, info: Record<stri
 
 const TRAILER = Buffer.from('\r\n\r\n', 'latin1');
 
-/** The record as bytes: version line, named fields (WARC-Warcinfo-ID when given), Content-Length, the block, CRLF CRLF. */
+/** The record as bytes: version line, named fields, WARC-Warcinfo-ID (when given), Content-Type, Content-Length, the block, CRLF CRLF. */
 export function serialise(rec: WarcRecord, warcinfoId?: string): Buffer {
   let head = `WARC/1.1\r\nWARC-Type: ${rec.type}\r\nWARC-Record-ID: ${fieldValue(rec.id)}\r\n`;
   for (const [name, value] of rec.fields) head += `${name}: ${value}\r\n`;
   if (warcinfoId !== undefined) head += `WARC-Warcinfo-ID: ${fieldValue(warcinfoId)}\r\n`;
-  head += `Content-Length: ${blockLength(rec.block)}\r\n\r\n`;
+  head += `Content-Type: ${fieldValue(rec.contentType)}\r\nContent-Length: ${blockLength(rec.block)}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'utf8'), ...rec.block, TRAILER]);
 }
 
