@@ -69,3 +69,43 @@ export function headerValue(headers: readonly Uint8Array[], lowerName: string): 
   }
   return undefined;
 }
+
+/** An exchange in one buffer of its own, to hand to another thread by transfer
+ * (no copy): a structured clone would copy every ArrayBuffer its views sit in,
+ * and a body received in one chunk sits in the socket's whole read buffer. */
+export interface PackedExchange extends Omit<Exchange, 'request' | 'headers' | 'body'> {
+  /** request head, header names and values, body, one after the other. */
+  bytes: Uint8Array;
+  requestLength: number;
+  headerLengths: number[];
+}
+
+export function packExchange(ex: Exchange): PackedExchange {
+  let total = ex.request.byteLength + ex.body.byteLength;
+  const headerLengths: number[] = [];
+  for (const h of ex.headers) {
+    headerLengths.push(h.byteLength);
+    total += h.byteLength;
+  }
+  const bytes = new Uint8Array(total);
+  bytes.set(ex.request, 0);
+  let off = ex.request.byteLength;
+  for (const h of ex.headers) {
+    bytes.set(h, off);
+    off += h.byteLength;
+  }
+  bytes.set(ex.body, off);
+  const { request: _r, headers: _h, body: _b, ...rest } = ex;
+  return { ...rest, bytes, requestLength: ex.request.byteLength, headerLengths };
+}
+
+export function unpackExchange(p: PackedExchange): Exchange {
+  const { bytes, requestLength, headerLengths, ...rest } = p;
+  const headers: Uint8Array[] = [];
+  let off = requestLength;
+  for (const n of headerLengths) {
+    headers.push(bytes.subarray(off, off + n));
+    off += n;
+  }
+  return { ...rest, request: bytes.subarray(0, requestLength), headers, body: bytes.subarray(off) };
+}

@@ -9,7 +9,7 @@
 import { gzipSync } from 'node:zlib';
 import { cdxMime, type CdxEntry } from './cdxj.js';
 import { sha1Digest } from './digest.js';
-import { headerValue, responseHead, type Exchange } from './exchange.js';
+import { headerValue, packExchange, responseHead, unpackExchange, type Exchange, type PackedExchange } from './exchange.js';
 import { field, fieldValue, recordId, warcDate, warcFieldsBlock, type WarcField } from './fields.js';
 
 export type WarcType = 'warcinfo' | 'request' | 'response' | 'revisit' | 'conversion';
@@ -112,9 +112,9 @@ export function exchangeRecords(ex: Exchange, revisit?: { profile: RevisitProfil
 }
 
 /** What a crawl or an export hands the WARC writer; each becomes one or two records. */
-export type ArchiveEntry =
-  | { kind: 'response'; exchange: Exchange }
-  | { kind: 'revisit'; exchange: Exchange; profile: RevisitProfile; refersTo: RefersTo }
+export type ArchiveEntry<X = Exchange> =
+  | { kind: 'response'; exchange: X }
+  | { kind: 'revisit'; exchange: X; profile: RevisitProfile; refersTo: RefersTo }
   | { kind: 'conversion'; page: ConversionPage };
 
 export function entryRecords(e: ArchiveEntry): WarcRecord[] {
@@ -122,10 +122,20 @@ export function entryRecords(e: ArchiveEntry): WarcRecord[] {
   return exchangeRecords(e.exchange, e.kind === 'revisit' ? { profile: e.profile, refersTo: e.refersTo } : undefined);
 }
 
+/** An entry as posted to the WARC worker: an exchange packed into one transferable buffer. */
+export type PackedEntry = ArchiveEntry<PackedExchange>;
+
+export function packEntry(e: ArchiveEntry): PackedEntry {
+  return e.kind === 'conversion' ? e : { ...e, exchange: packExchange(e.exchange) };
+}
+
+export function unpackEntry(e: PackedEntry): ArchiveEntry {
+  return e.kind === 'conversion' ? e : { ...e, exchange: unpackExchange(e.exchange) };
+}
+
 /** Roughly the bytes an entry holds (for backlog bounds). */
-export function entryBytes(e: ArchiveEntry): number {
-  if (e.kind === 'conversion') return 256 + e.page.text.length;
-  return 256 + e.exchange.request.byteLength + e.exchange.body.byteLength + e.exchange.headers.reduce((n, h) => n + h.byteLength, 0);
+export function entryBytes(e: PackedEntry): number {
+  return 256 + (e.kind === 'conversion' ? e.page.text.length : e.exchange.bytes.byteLength);
 }
 
 /** A page's extracted text (Common Crawl's WET form), its crawl metadata in

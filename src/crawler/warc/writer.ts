@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { USER_AGENT } from '../limits.js';
 import type { ClosedFile, RecordCounts, WarcFileSetOptions } from './files.js';
-import { entryBytes, type ArchiveEntry } from './record.js';
+import { entryBytes, packEntry, type ArchiveEntry, type PackedEntry } from './record.js';
 import type { WarcReply, WarcRequest, WarcWorkerData } from './worker.js';
 
 export interface WarcWriterOptions {
@@ -71,7 +71,9 @@ export class WarcWriter implements ArchiveSink {
   private crashed: Error | null = null;
   private summary: WarcSummary | null = null;
   private readonly exited: Promise<void>;
-  private batch: ArchiveEntry[] = [];
+  private readonly started: Promise<void>;
+  private onStarted: (() => void) | null = null;
+  private batch: PackedEntry[] = [];
   private batchBytes = 0;
   private flushScheduled = false;
   private drainWaiters: (() => void)[] = [];
@@ -88,6 +90,10 @@ export class WarcWriter implements ArchiveSink {
     const data: WarcFileSetOptions = { dir: o.dir, prefix: o.prefix, now: o.now ?? Date.now(), info: { ...WARC_INFO, ...o.info }, ...(o.maxBytes !== undefined ? { maxBytes: o.maxBytes } : {}) };
     this.worker = startWorker('worker', data);
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+    this.started = new Promise((resolve) => {
+      this.onStarted = resolve;
+    });
+    void this.exited.then(() => this.onStarted?.());
     // The thread keeps the process alive only while entries are on their way.
     this.worker.unref();
     this.worker.on('message', (m: WarcReply) => this.settle(m));
@@ -105,7 +111,20 @@ export class WarcWriter implements ArchiveSink {
     return this.failed ?? this.archiveError;
   }
 
+  /** Resolves once the worker has loaded (or ended): a caller that wants the
+   * thread's start-up (≈ 0.3 s with the TypeScript loader) out of its way waits here. */
+  ready(): Promise<void> {
+    this.worker.ref();
+    return this.started.then(() => {
+      if (this.pending.size === 0 && !this.closing) this.worker.unref();
+    });
+  }
+
   private settle(m: WarcReply): void {
+    if (m.type === 'ready') {
+      this.onStarted?.();
+      return;
+    }
     if (m.type === 'closed') {
       this.summary = { files: m.files, counts: m.counts };
       if (m.error !== undefined) this.failed ??= new Error(m.error);
@@ -145,6 +164,10 @@ export class WarcWriter implements ArchiveSink {
 
   /** Writes entries, in call order (safe to call concurrently); resolves once they are written. */
   append(entries: ArchiveEntry[]): Promise<void> {
+    return this.post(entries.map(packEntry));
+  }
+
+  private post(entries: PackedEntry[]): Promise<void> {
     if (this.failed !== null) return Promise.reject(this.failed);
     if (this.closing) return Promise.reject(new Error('the WARC writer is closed'));
     if (entries.length === 0) return Promise.resolve();
@@ -156,7 +179,10 @@ export class WarcWriter implements ArchiveSink {
     if (this.pending.size === 0) this.worker.ref();
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { entries: entries.length, bytes, resolve, reject });
-      this.worker.postMessage({ type: 'append', id, entries } satisfies WarcRequest);
+      // The packed buffers are the writer's own: transferred, not copied.
+      const transfer: ArrayBuffer[] = [];
+      for (const e of entries) if (e.kind !== 'conversion') transfer.push(e.exchange.bytes.buffer as ArrayBuffer);
+      this.worker.postMessage({ type: 'append', id, entries } satisfies WarcRequest, transfer);
     });
   }
 
@@ -165,8 +191,9 @@ export class WarcWriter implements ArchiveSink {
    * returned while the worker lags resolves when it has caught up. */
   archive(entry: ArchiveEntry): void | Promise<void> {
     if (this.failed !== null || this.closing) return;
-    this.batch.push(entry);
-    this.batchBytes += entryBytes(entry);
+    const packed = packEntry(entry);
+    this.batch.push(packed);
+    this.batchBytes += entryBytes(packed);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
@@ -182,7 +209,7 @@ export class WarcWriter implements ArchiveSink {
     const b = this.batch;
     this.batch = [];
     this.batchBytes = 0;
-    this.append(b).catch((err: Error) => {
+    this.post(b).catch((err: Error) => {
       this.archiveError ??= err;
     });
   }
