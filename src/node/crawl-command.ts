@@ -11,6 +11,7 @@ import { createWriteStream, mkdirSync, readFileSync, writeFileSync, type WriteSt
 import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import cliProgress from 'cli-progress';
+import { bytesArg } from '../cli.js';
 import { TokenBucket } from '../crawler/bandwidth.js';
 import { USER_AGENT } from '../crawler/limits.js';
 import { parseTask, TaskValidationError, type KnownPage, type TaskResult } from '../crawler/task.js';
@@ -28,17 +29,6 @@ function int(name: string, min: number, max: number) {
 
 function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
-}
-
-/** A byte count with an optional k/M/G (decimal) suffix. */
-function bytes(name: string, example: string) {
-  return (v: string): number => {
-    const m = /^(\d+(?:\.\d+)?)\s*([kKmMgG]?)$/.exec(v.trim());
-    if (!m) throw new InvalidArgumentError(`${name}: expected ${example}`);
-    const n = Math.floor(Number(m[1]) * ({ '': 1, k: 1e3, m: 1e6, g: 1e9 } as Record<string, number>)[(m[2] ?? '').toLowerCase()]!);
-    if (!(n > 0)) throw new InvalidArgumentError(`${name} must be positive`);
-    return n;
-  };
 }
 
 function httpUrl(v: string): URL {
@@ -216,10 +206,10 @@ export function registerCrawl(program: Command): void {
     .option('--max-pages <n>', 'page cap', int('--max-pages', 1, 1_000_000), 1000)
     .option('--delay <ms>', 'politeness delay between requests (robots.txt Crawl-delay may raise it)', int('--delay', 0, 60_000), 1000)
     .option('--timeout <seconds>', 'deadline for the whole crawl', int('--timeout', 1, 7 * 86_400), 3600)
-    .option('--max-bandwidth <rate>', 'download bandwidth cap, bytes/s (e.g. 500k, 2M)', bytes('--max-bandwidth', 'bytes per second, e.g. 500k or 2M'))
+    .option('--max-bandwidth <rate>', 'download bandwidth cap, bytes/s (e.g. 500k, 2M)', bytesArg('--max-bandwidth', 'bytes per second, e.g. 500k or 2M'))
     .option('--known <file>', 'validators.jsonl from an earlier crawl: conditional GET; unchanged pages are not written to pages.jsonl again, and become revisit records in the WARC')
     .option('--no-warc', 'do not write WARC files (crawl-*.warc.gz and their .cdxj indexes)')
-    .option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M, 1G)', bytes('--warc-max-size', 'bytes, e.g. 100M or 1G'), DEFAULT_WARC_MAX_BYTES)
+    .option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M, 1G)', bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G'), DEFAULT_WARC_MAX_BYTES)
     .option('--warc-errors', 'archive 4xx and 5xx responses too (robots.txt, redirects and pages always are)', false)
     .option('--no-progress', 'no progress bar')
     .action(async (url: URL, flags: CrawlFlags, cmd: Command) => crawlCommand(url, flags, cmd));

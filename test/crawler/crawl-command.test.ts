@@ -68,6 +68,7 @@ describe('volunteer-crawler crawl', () => {
       [['http://example.com/', '--filter', '(a+)+$'], /catastrophic backtracking/],
       [['http://example.com/', '--filter', '(['], /does not compile/],
       [['http://example.com/', '--frobnicate'], /unknown option/],
+      [['http://example.com/', '--warc-max-size', '0'], /--warc-max-size must be positive/],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(...args)));
     results.forEach((r, i) => {
