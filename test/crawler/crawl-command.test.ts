@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), 'volcrawl-cli-'));
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, ['bin/volunteer-crawler.js', 'crawl', ...args], { timeout: 60_000 });
+    const r = await run(process.execPath, ['bin/volunteer-crawler.js', 'crawl', ...args], { timeout: 150_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -75,5 +75,5 @@ describe('volunteer-crawler crawl', () => {
       expect(r.code, cases[i]![0].join(' ')).toBe(2);
       expect(r.stderr).toMatch(cases[i]![1]);
     });
-  });
+  }, 180_000); // seven processes at once: on a loaded 2-core machine each start takes seconds
 });
