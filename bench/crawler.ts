@@ -1,4 +1,4 @@
-// Crawler benchmark (`npm run bench:crawler [-- --json] [-- --quick] [-- --node-flags="..."]`).
+// Crawler benchmark (`npm run bench:crawler [-- --json] [-- --quick] [-- --no-big] [-- --node-flags="..."]`).
 //
 // The local test web runs in a child process so the RSS measured is the
 // crawler's; each phase runs in its own child process too, so one phase's
@@ -28,6 +28,8 @@ const args = process.argv.slice(2);
 const phaseArg = args.indexOf('--phase');
 const json = args.includes('--json');
 const quick = args.includes('--quick');
+/** Skip the 100 000-page channel (for repeated runs of the other phases, e.g. WARC on against off). */
+const noBig = args.includes('--no-big');
 
 const CHANNELS = 5;
 const PAGES = quick ? 400 : 2000;
@@ -211,8 +213,8 @@ async function main(): Promise<void> {
     const multiWarc = startChild(['bin/run-ts.js', here, '--phase', 'multi-warc', ...Array.from({ length: CHANNELS }, (_, i) => origins[`c${i}`] as string), ...pid], nodeFlags);
     const { first: firstW, second: secondW } = JSON.parse(await firstLine(multiWarc.lines)) as { first: PhaseResult; second: PhaseResult };
     log(`WARC on:     first crawl ${firstW.pages} pages in ${firstW.seconds.toFixed(2)} s (crawler CPU ${firstW.cpuSeconds.toFixed(2)} s, ${((firstW.warcBytes ?? 0) / 1e6).toFixed(1)} MB of WARC), recrawl ${secondW.pages} pages in ${secondW.seconds.toFixed(2)} s (${((secondW.warcBytes ?? 0) / 1e6).toFixed(1)} MB); writer start ${firstW.warcStartMs?.toFixed(0)} ms (untimed), close ${firstW.warcCloseMs?.toFixed(0)} / ${secondW.warcCloseMs?.toFixed(0)} ms`);
-    const big = startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string, ...pid], nodeFlags);
-    const { big: b } = JSON.parse(await firstLine(big.lines)) as { big: PhaseResult };
+    const none: PhaseResult = { phase: 'big', pages: 0, bytes: 0, seconds: NaN, peakRssMb: NaN, baselineRssMb: NaN, cpuSeconds: 0, serverCpuSeconds: null, notModified: 0, statuses: ['skipped'], spilled: 0 };
+    const b = noBig ? none : ((JSON.parse(await firstLine(startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string, ...pid], nodeFlags).lines)) as { big: PhaseResult }).big);
     log(`big channel: ${b.pages} pages, ${(b.bytes / 1e6).toFixed(1)} MB in ${b.seconds.toFixed(1)} s, ${b.spilled} URLs spilled, peak RSS ${b.peakRssMb.toFixed(0)} MB (${b.baselineRssMb.toFixed(0)} MB before crawling) [${b.statuses.join(',')}]`);
     const result = {
       pagesPerSec: Math.round(first.pages / first.seconds),
