@@ -56,9 +56,11 @@ export function sortCdxj(lines: string[]): string[] {
 // SURT. Works on "byte strings" (one char per byte, as Python's bytes do).
 
 const ALWAYS_SAFE = /[A-Za-z0-9_.\-~!"$&'()*+,/:;<=>?@[\\\]^`{|}]/;
+const NOT_SAFE = /[^A-Za-z0-9_.\-~!"$&'()*+,/:;<=>?@[\\\]^`{|}]/;
 
 /** Python's quote_from_bytes with the surt package's safe set: every other byte as %XX. */
 function escapeOnce(s: string): string {
+  if (!NOT_SAFE.test(s)) return s;
   let out = '';
   for (let i = 0; i < s.length; i++) {
     const c = s[i] as string;
@@ -90,7 +92,7 @@ function unescapeRepeatedly(s: string): string {
 
 /** ASCII-only lower case, as Python's bytes.lower(). */
 function asciiLower(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  return !/[A-Z]/.test(s) ? s : s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
 function normalizePath(path: string): string {

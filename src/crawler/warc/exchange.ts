@@ -70,42 +70,46 @@ export function headerValue(headers: readonly Uint8Array[], lowerName: string): 
   return undefined;
 }
 
-/** An exchange in one buffer of its own, to hand to another thread by transfer
- * (no copy): a structured clone would copy every ArrayBuffer its views sit in,
- * and a body received in one chunk sits in the socket's whole read buffer. */
+/** An exchange whose bytes sit at `at` in a buffer shared by a batch: many
+ * exchanges go to another thread in one transferred buffer (no copy), where a
+ * structured clone would copy every ArrayBuffer their views sit in — for a body
+ * received in one chunk, the socket's whole read buffer. */
 export interface PackedExchange extends Omit<Exchange, 'request' | 'headers' | 'body'> {
-  /** request head, header names and values, body, one after the other. */
-  bytes: Uint8Array;
+  at: number;
   requestLength: number;
   headerLengths: number[];
+  bodyLength: number;
 }
 
-export function packExchange(ex: Exchange): PackedExchange {
-  let total = ex.request.byteLength + ex.body.byteLength;
+/** Bytes an exchange takes in a packed buffer. */
+export function packedSize(ex: Exchange): number {
+  let n = ex.request.byteLength + ex.body.byteLength;
+  for (const h of ex.headers) n += h.byteLength;
+  return n;
+}
+
+/** Copies the exchange's bytes into `buf` at `at` (packedSize(ex) bytes). */
+export function packExchange(ex: Exchange, buf: Uint8Array, at: number): PackedExchange {
+  buf.set(ex.request, at);
+  let off = at + ex.request.byteLength;
   const headerLengths: number[] = [];
   for (const h of ex.headers) {
-    headerLengths.push(h.byteLength);
-    total += h.byteLength;
-  }
-  const bytes = new Uint8Array(total);
-  bytes.set(ex.request, 0);
-  let off = ex.request.byteLength;
-  for (const h of ex.headers) {
-    bytes.set(h, off);
+    buf.set(h, off);
     off += h.byteLength;
+    headerLengths.push(h.byteLength);
   }
-  bytes.set(ex.body, off);
+  buf.set(ex.body, off);
   const { request: _r, headers: _h, body: _b, ...rest } = ex;
-  return { ...rest, bytes, requestLength: ex.request.byteLength, headerLengths };
+  return { ...rest, at, requestLength: ex.request.byteLength, headerLengths, bodyLength: ex.body.byteLength };
 }
 
-export function unpackExchange(p: PackedExchange): Exchange {
-  const { bytes, requestLength, headerLengths, ...rest } = p;
+export function unpackExchange(p: PackedExchange, buf: Uint8Array): Exchange {
+  const { at, requestLength, headerLengths, bodyLength, ...rest } = p;
   const headers: Uint8Array[] = [];
-  let off = requestLength;
+  let off = at + requestLength;
   for (const n of headerLengths) {
-    headers.push(bytes.subarray(off, off + n));
+    headers.push(buf.subarray(off, off + n));
     off += n;
   }
-  return { ...rest, request: bytes.subarray(0, requestLength), headers, body: bytes.subarray(off) };
+  return { ...rest, request: buf.subarray(at, at + requestLength), headers, body: buf.subarray(off, off + bodyLength) };
 }

@@ -9,7 +9,7 @@
 import { gzipSync } from 'node:zlib';
 import { cdxMime, type CdxEntry } from './cdxj.js';
 import { sha1Digest } from './digest.js';
-import { headerValue, packExchange, responseHead, unpackExchange, type Exchange, type PackedExchange } from './exchange.js';
+import { headerValue, packedSize, packExchange, responseHead, unpackExchange, type Exchange, type PackedExchange } from './exchange.js';
 import { field, fieldValue, recordId, warcDate, warcFieldsBlock, type WarcField } from './fields.js';
 
 export type WarcType = 'warcinfo' | 'request' | 'response' | 'revisit' | 'conversion';
@@ -122,20 +122,35 @@ export function entryRecords(e: ArchiveEntry): WarcRecord[] {
   return exchangeRecords(e.exchange, e.kind === 'revisit' ? { profile: e.profile, refersTo: e.refersTo } : undefined);
 }
 
-/** An entry as posted to the WARC worker: an exchange packed into one transferable buffer. */
+/** Entries as posted to the WARC worker: their exchanges' bytes in one transferable buffer. */
 export type PackedEntry = ArchiveEntry<PackedExchange>;
-
-export function packEntry(e: ArchiveEntry): PackedEntry {
-  return e.kind === 'conversion' ? e : { ...e, exchange: packExchange(e.exchange) };
+export interface PackedBatch {
+  entries: PackedEntry[];
+  bytes: Uint8Array;
 }
 
-export function unpackEntry(e: PackedEntry): ArchiveEntry {
-  return e.kind === 'conversion' ? e : { ...e, exchange: unpackExchange(e.exchange) };
+export function packEntries(entries: readonly ArchiveEntry[]): PackedBatch {
+  let total = 0;
+  for (const e of entries) if (e.kind !== 'conversion') total += packedSize(e.exchange);
+  // Not zero-filled, and its own ArrayBuffer (not the shared pool), so it can be transferred.
+  const bytes = new Uint8Array(Buffer.allocUnsafeSlow(total).buffer, 0, total);
+  let at = 0;
+  const packed = entries.map((e): PackedEntry => {
+    if (e.kind === 'conversion') return e;
+    const p = packExchange(e.exchange, bytes, at);
+    at += packedSize(e.exchange);
+    return { ...e, exchange: p };
+  });
+  return { entries: packed, bytes };
+}
+
+export function unpackEntries(b: PackedBatch): ArchiveEntry[] {
+  return b.entries.map((e) => (e.kind === 'conversion' ? e : { ...e, exchange: unpackExchange(e.exchange, b.bytes) }));
 }
 
 /** Roughly the bytes an entry holds (for backlog bounds). */
-export function entryBytes(e: PackedEntry): number {
-  return 256 + (e.kind === 'conversion' ? e.page.text.length : e.exchange.bytes.byteLength);
+export function entryBytes(e: ArchiveEntry): number {
+  return 256 + (e.kind === 'conversion' ? e.page.text.length : packedSize(e.exchange));
 }
 
 /** A page's extracted text (Common Crawl's WET form), its crawl metadata in

@@ -2,10 +2,10 @@
 // gzips and writes the records of the entries the main thread posts, in order.
 import { parentPort, workerData } from 'node:worker_threads';
 import { WarcFileSet, type ClosedFile, type RecordCounts, type WarcFileSetOptions } from './files.js';
-import { entryRecords, unpackEntry, type PackedEntry, type WarcRecord } from './record.js';
+import { entryRecords, unpackEntries, type PackedBatch, type WarcRecord } from './record.js';
 
 export type WarcWorkerData = WarcFileSetOptions;
-export type WarcRequest = { type: 'append'; id: number; entries: PackedEntry[] } | { type: 'close' };
+export type WarcRequest = { type: 'append'; id: number; batch: PackedBatch } | { type: 'close' };
 export type WarcReply = { type: 'ready' } | { type: 'done'; id: number; error?: string } | { type: 'closed'; files: ClosedFile[]; counts: RecordCounts; error?: string };
 
 const port = parentPort!;
@@ -17,7 +17,7 @@ port.on('message', (msg: WarcRequest) => {
   if (msg.type === 'append') {
     try {
       const records: WarcRecord[] = [];
-      for (const e of msg.entries) for (const r of entryRecords(unpackEntry(e))) records.push(r);
+      for (const e of unpackEntries(msg.batch)) for (const r of entryRecords(e)) records.push(r);
       files.append(records);
       port.postMessage({ type: 'done', id: msg.id } satisfies WarcReply);
     } catch (err) {

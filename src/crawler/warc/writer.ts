@@ -4,11 +4,14 @@
 // `append` resolves once its entries are written; `archive` is the
 // fire-and-forget form a crawl uses: entries are batched per event-loop turn,
 // and it returns a promise to wait on only while the worker lags behind.
+// Entries are batched (up to 10 ms, 256 entries or 1 MiB) and a batch's
+// exchanges go over in one transferred buffer: a message per page cost the
+// crawling thread more than building the records costs the worker.
 import { mkdirSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { USER_AGENT } from '../limits.js';
 import type { ClosedFile, RecordCounts, WarcFileSetOptions } from './files.js';
-import { entryBytes, packEntry, type ArchiveEntry, type PackedEntry } from './record.js';
+import { entryBytes, packEntries, type ArchiveEntry } from './record.js';
 import type { WarcReply, WarcRequest, WarcWorkerData } from './worker.js';
 
 export interface WarcWriterOptions {
@@ -73,9 +76,9 @@ export class WarcWriter implements ArchiveSink {
   private readonly exited: Promise<void>;
   private readonly started: Promise<void>;
   private onStarted: (() => void) | null = null;
-  private batch: PackedEntry[] = [];
+  private batch: ArchiveEntry[] = [];
   private batchBytes = 0;
-  private flushScheduled = false;
+  private flushTimer: NodeJS.Timeout | null = null;
   private drainWaiters: (() => void)[] = [];
   private readonly maxBacklogBytes: number;
   /** Entries written. */
@@ -164,10 +167,6 @@ export class WarcWriter implements ArchiveSink {
 
   /** Writes entries, in call order (safe to call concurrently); resolves once they are written. */
   append(entries: ArchiveEntry[]): Promise<void> {
-    return this.post(entries.map(packEntry));
-  }
-
-  private post(entries: PackedEntry[]): Promise<void> {
     if (this.failed !== null) return Promise.reject(this.failed);
     if (this.closing) return Promise.reject(new Error('the WARC writer is closed'));
     if (entries.length === 0) return Promise.resolve();
@@ -179,10 +178,9 @@ export class WarcWriter implements ArchiveSink {
     if (this.pending.size === 0) this.worker.ref();
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { entries: entries.length, bytes, resolve, reject });
-      // The packed buffers are the writer's own: transferred, not copied.
-      const transfer: ArrayBuffer[] = [];
-      for (const e of entries) if (e.kind !== 'conversion') transfer.push(e.exchange.bytes.buffer as ArrayBuffer);
-      this.worker.postMessage({ type: 'append', id, entries } satisfies WarcRequest, transfer);
+      // The packed buffer is the writer's own: transferred, not copied.
+      const batch = packEntries(entries);
+      this.worker.postMessage({ type: 'append', id, batch } satisfies WarcRequest, [batch.bytes.buffer as ArrayBuffer]);
     });
   }
 
@@ -191,25 +189,25 @@ export class WarcWriter implements ArchiveSink {
    * returned while the worker lags resolves when it has caught up. */
   archive(entry: ArchiveEntry): void | Promise<void> {
     if (this.failed !== null || this.closing) return;
-    const packed = packEntry(entry);
-    this.batch.push(packed);
-    this.batchBytes += entryBytes(packed);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
+    this.batch.push(entry);
+    this.batchBytes += entryBytes(entry);
+    if (this.batchBytes >= 1 << 20 || this.batch.length >= 256) this.flush();
+    else if (this.flushTimer === null) {
+      this.flushTimer = setTimeout(() => this.flush(), 10);
+      this.flushTimer.unref(); // close() flushes what is left
     }
-    if (this.batchBytes >= 1 << 20) this.flush();
     if (this.backlogBytes + this.batchBytes <= this.maxBacklogBytes) return;
     return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
   }
 
   private flush(): void {
-    this.flushScheduled = false;
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     if (this.batch.length === 0) return;
     const b = this.batch;
     this.batch = [];
     this.batchBytes = 0;
-    this.post(b).catch((err: Error) => {
+    this.append(b).catch((err: Error) => {
       this.archiveError ??= err;
     });
   }
