@@ -188,7 +188,7 @@ export function registerServe(program: Command): void {
     .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3; 'off' for no cap)", rateCapArg, 2)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)
     .option('--no-warc', 'do not write the text export (<data-dir>/warc/volcrawl-text-*.warc.gz: WET-like conversion records, a .cdxj index beside each)')
-    .option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M)', bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G'), DEFAULT_WARC_MAX_BYTES)
+    .addOption(new Option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M)').argParser(bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G')).default(DEFAULT_WARC_MAX_BYTES, '1G'))
     .option('--sync', 'fsync every database write (power-loss safe, slower)', false)
     .option('--tick <ms>', 'scheduler step period', intArg('--tick', 10, 600_000), 1000)
     .option('--route-concurrency <n>', 'orders signed and routed at once', intArg('--route-concurrency', 1, 1024), 16)

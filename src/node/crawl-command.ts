@@ -9,7 +9,7 @@
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { bytesArg } from '../cli.js';
 import { TokenBucket } from '../crawler/bandwidth.js';
@@ -209,7 +209,7 @@ export function registerCrawl(program: Command): void {
     .option('--max-bandwidth <rate>', 'download bandwidth cap, bytes/s (e.g. 500k, 2M)', bytesArg('--max-bandwidth', 'bytes per second, e.g. 500k or 2M'))
     .option('--known <file>', 'validators.jsonl from an earlier crawl: conditional GET; unchanged pages are not written to pages.jsonl again, and become revisit records in the WARC')
     .option('--no-warc', 'do not write WARC files (crawl-*.warc.gz and their .cdxj indexes)')
-    .option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M, 1G)', bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G'), DEFAULT_WARC_MAX_BYTES)
+    .addOption(new Option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M, 1G)').argParser(bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G')).default(DEFAULT_WARC_MAX_BYTES, '1G'))
     .option('--warc-errors', 'archive 4xx and 5xx responses too (robots.txt, redirects and pages always are)', false)
     .option('--no-progress', 'no progress bar')
     .action(async (url: URL, flags: CrawlFlags, cmd: Command) => crawlCommand(url, flags, cmd));
