@@ -222,7 +222,9 @@ async function main() {
   await m.close();
   // eslint-disable-next-line no-useless-assignment -- drop the references before reopening, as a restarted process would
   m = null as unknown as Manager;
-  ingest = withoutWarc = withWarc = null; // the ingest services hold the old manager's state
+  ingest = null; // the ingest services hold the old manager's state
+  // eslint-disable-next-line no-useless-assignment -- as above
+  withoutWarc = withWarc = null;
   sample.length = 0;
   t0 = performance.now();
   m = await Manager.open({ dataDir: dir, clock: now });

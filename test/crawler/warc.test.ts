@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WARCParser } from 'warcio';
 import { cdxjLine, surt } from '../../src/crawler/warc/cdxj.js';
 import { fieldValue } from '../../src/crawler/warc/fields.js';
-import { TestWeb } from '../web/testweb.js';
+import { TestWeb } from '../../testbed/web/testweb.js';
 import { checkRecords, field, headerValues, parseCdxj, parseHttp, parseRecords, readWarcGz, sha1Base32, type WarcRec } from './warc-reader.js';
 
 const run = promisify(execFile);
