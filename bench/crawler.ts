@@ -1,4 +1,4 @@
-// Crawler benchmark (`npm run bench:crawler [-- --json] [-- --quick] [-- --node-flags="..."]`).
+// Crawler benchmark (`npm run bench:crawler [-- --json] [-- --quick] [-- --no-big] [-- --node-flags="..."]`).
 //
 // The local test web runs in a child process so the RSS measured is the
 // crawler's; each phase runs in its own child process too, so one phase's
@@ -7,20 +7,29 @@
 //            ~20 KB per channel, politeness delay 0 → pages/s, MB/s, peak RSS
 //   recrawl: the same 5 channels again with the validators and digests of the
 //            first crawl (nothing changed: conditional GET → 304) → speedup
+//   multi and recrawl again, writing WARC files (the crawl command's writer:
+//            records built, digested, gzipped and written on its worker
+//            thread; closing the files is inside the timed span) → pages/s
+//            with WARC on against off
 //   big:     one 100 000-page channel (URLtodo spills to disk) → peak RSS
 // The test web competes with the crawler for the same cores, so each phase
 // also reports the test web's CPU time (from /proc on Linux, else null).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { TaskManager } from '../src/crawler/manager.js';
 import { parseTask, type KnownPage, type Task, type TaskResult } from '../src/crawler/task.js';
+import { WarcWriter } from '../src/crawler/warc/writer.js';
 
 const args = process.argv.slice(2);
 const phaseArg = args.indexOf('--phase');
 const json = args.includes('--json');
 const quick = args.includes('--quick');
+/** Skip the 100 000-page channel (for repeated runs of the other phases, e.g. WARC on against off). */
+const noBig = args.includes('--no-big');
 
 const CHANNELS = 5;
 const PAGES = quick ? 400 : 2000;
@@ -44,6 +53,12 @@ interface PhaseResult {
   notModified: number;
   statuses: string[];
   spilled: number;
+  /** Bytes of WARC written (WARC on). */
+  warcBytes?: number;
+  /** Start-up of the WARC worker thread, before the timed span (WARC on). */
+  warcStartMs?: number;
+  /** Closing the WARC files at the end, inside the timed span (WARC on). */
+  warcCloseMs?: number;
 }
 
 function rssSampler(): { stop(): number } {
@@ -91,7 +106,7 @@ function task(id: string, origin: string, pages: number, known: KnownPage[] = []
 }
 
 /** Runs tasks through a TaskManager; returns the measurements (and validators for the recrawl). */
-async function runPhase(phase: string, tasks: Task[], keepValidators: boolean): Promise<PhaseResult & { known?: Record<string, KnownPage[]> }> {
+async function runPhase(phase: string, tasks: Task[], keepValidators: boolean, warcDir?: string): Promise<PhaseResult & { known?: Record<string, KnownPage[]> }> {
   const known: Record<string, KnownPage[]> = {};
   let pages = 0;
   let bytes = 0;
@@ -114,10 +129,18 @@ async function runPhase(phase: string, tasks: Task[], keepValidators: boolean): 
   const cpu0 = process.cpuUsage();
   const server0 = processCpuSeconds(serverPid);
   const sampler = rssSampler();
-  const m = new TaskManager({ threads: 5, queue: 5, allowPrivate: true, sink, lowPriority: false });
+  // The writer's thread starts before the clock (a fixed cost per process, reported apart); closing its files is timed.
+  const ts = performance.now();
+  const warc = warcDir ? new WarcWriter({ dir: warcDir, prefix: phase }) : null;
+  await warc?.ready();
+  const warcStartMs = performance.now() - ts;
+  const m = new TaskManager({ threads: 5, queue: 5, allowPrivate: true, sink, lowPriority: false, ...(warc ? { thread: { archive: warc } } : {}) });
   const t0 = performance.now();
   for (const t of tasks) if (m.submit(t) !== 'accepted') throw new Error('task manager full');
   await m.idle();
+  const tc = performance.now();
+  const archived = await warc?.close();
+  const warcCloseMs = performance.now() - tc;
   const seconds = (performance.now() - t0) / 1000;
   await m.close();
   const peakRssMb = sampler.stop();
@@ -125,18 +148,24 @@ async function runPhase(phase: string, tasks: Task[], keepValidators: boolean): 
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   const server1 = processCpuSeconds(serverPid);
   const serverCpuSeconds = server0 === null || server1 === null ? null : server1 - server0;
-  return { phase, pages, bytes, seconds, peakRssMb, baselineRssMb, cpuSeconds, serverCpuSeconds, notModified, statuses, spilled, ...(keepValidators ? { known } : {}) };
+  const warcBytes = archived?.files.reduce((n, f) => n + f.bytes, 0);
+  return { phase, pages, bytes, seconds, peakRssMb, baselineRssMb, cpuSeconds, serverCpuSeconds, notModified, statuses, spilled, ...(warc ? { warcBytes, warcStartMs, warcCloseMs } : {}), ...(keepValidators ? { known } : {}) };
 }
 
 async function phaseMain(phase: string, origins: string[]): Promise<void> {
   let out: unknown;
-  if (phase === 'multi') {
-    const first = await runPhase('multi', origins.map((o, i) => task(`multi-${i}`, o, PAGES)), true);
-    const known = first.known ?? {};
-    delete first.known;
-    // The recrawl runs in the same process (it needs the validators); its RSS is not reported.
-    const second = await runPhase('recrawl', origins.map((o, i) => task(`re-${i}`, o, PAGES, known[o] ?? [])), false);
-    out = { first, second };
+  if (phase === 'multi' || phase === 'multi-warc') {
+    const warcDir = phase === 'multi-warc' ? mkdtempSync(join(tmpdir(), 'volcrawl-bench-warc-')) : undefined;
+    try {
+      const first = await runPhase('multi', origins.map((o, i) => task(`multi-${i}`, o, PAGES)), true, warcDir);
+      const known = first.known ?? {};
+      delete first.known;
+      // The recrawl runs in the same process (it needs the validators); its RSS is not reported.
+      const second = await runPhase('recrawl', origins.map((o, i) => task(`re-${i}`, o, PAGES, known[o] ?? [])), false, warcDir);
+      out = { first, second };
+    } finally {
+      if (warcDir) rmSync(warcDir, { recursive: true, force: true });
+    }
   } else {
     out = { big: await runPhase('big', [task('big', origins[0] as string, BIG_PAGES)], false) };
   }
@@ -180,8 +209,12 @@ async function main(): Promise<void> {
     const serverCpu = (p: PhaseResult) => (p.serverCpuSeconds === null ? '' : `, test web CPU ${p.serverCpuSeconds.toFixed(2)} s`);
     log(`first crawl: ${first.pages} pages, ${(first.bytes / 1e6).toFixed(1)} MB in ${first.seconds.toFixed(2)} s (crawler CPU ${first.cpuSeconds.toFixed(2)} s${serverCpu(first)}), peak RSS ${first.peakRssMb.toFixed(0)} MB (${first.baselineRssMb.toFixed(0)} MB before crawling) [${first.statuses.join(',')}]`);
     log(`recrawl:     ${second.pages} pages (${second.notModified} × 304) in ${second.seconds.toFixed(2)} s (crawler CPU ${second.cpuSeconds.toFixed(2)} s${serverCpu(second)})`);
-    const big = startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string, ...pid], nodeFlags);
-    const { big: b } = JSON.parse(await firstLine(big.lines)) as { big: PhaseResult };
+    // The same two phases with WARC files written, in a fresh process against the same test web.
+    const multiWarc = startChild(['bin/run-ts.js', here, '--phase', 'multi-warc', ...Array.from({ length: CHANNELS }, (_, i) => origins[`c${i}`] as string), ...pid], nodeFlags);
+    const { first: firstW, second: secondW } = JSON.parse(await firstLine(multiWarc.lines)) as { first: PhaseResult; second: PhaseResult };
+    log(`WARC on:     first crawl ${firstW.pages} pages in ${firstW.seconds.toFixed(2)} s (crawler CPU ${firstW.cpuSeconds.toFixed(2)} s, ${((firstW.warcBytes ?? 0) / 1e6).toFixed(1)} MB of WARC), recrawl ${secondW.pages} pages in ${secondW.seconds.toFixed(2)} s (${((secondW.warcBytes ?? 0) / 1e6).toFixed(1)} MB); writer start ${firstW.warcStartMs?.toFixed(0)} ms (untimed), close ${firstW.warcCloseMs?.toFixed(0)} / ${secondW.warcCloseMs?.toFixed(0)} ms`);
+    const none: PhaseResult = { phase: 'big', pages: 0, bytes: 0, seconds: NaN, peakRssMb: NaN, baselineRssMb: NaN, cpuSeconds: 0, serverCpuSeconds: null, notModified: 0, statuses: ['skipped'], spilled: 0 };
+    const b = noBig ? none : ((JSON.parse(await firstLine(startChild(['bin/run-ts.js', here, '--phase', 'big', origins['big'] as string, ...pid], nodeFlags).lines)) as { big: PhaseResult }).big);
     log(`big channel: ${b.pages} pages, ${(b.bytes / 1e6).toFixed(1)} MB in ${b.seconds.toFixed(1)} s, ${b.spilled} URLs spilled, peak RSS ${b.peakRssMb.toFixed(0)} MB (${b.baselineRssMb.toFixed(0)} MB before crawling) [${b.statuses.join(',')}]`);
     const result = {
       pagesPerSec: Math.round(first.pages / first.seconds),
@@ -189,6 +222,16 @@ async function main(): Promise<void> {
       peakRssMb: Math.round(first.peakRssMb),
       recrawlSpeedup: Math.round((first.seconds / second.seconds) * 10) / 10,
       recrawlPagesPerSec: Math.round(second.pages / second.seconds),
+      // WARC writing on (the figures above are with it off): pages/s, and on ÷ off.
+      warcOn: {
+        pagesPerSec: Math.round(firstW.pages / firstW.seconds),
+        recrawlPagesPerSec: Math.round(secondW.pages / secondW.seconds),
+        onOffRatio: Math.round((first.seconds / firstW.seconds) * 100) / 100,
+        recrawlOnOffRatio: Math.round((second.seconds / secondW.seconds) * 100) / 100,
+        crawlerCpuUsPerPage: { first: perPageUs(firstW.cpuSeconds, firstW.pages), recrawl: perPageUs(secondW.cpuSeconds, secondW.pages) },
+        writerStartMs: Math.round(firstW.warcStartMs ?? 0),
+        warcMb: { first: Math.round((firstW.warcBytes ?? 0) / 1e5) / 10, recrawl: Math.round((secondW.warcBytes ?? 0) / 1e5) / 10 },
+      },
       // Supplementary: the crawler's CPU time ratio (the wall-clock ratio is bound by wake-up latency on a busy machine).
       recrawlCpuSpeedup: Math.round((first.cpuSeconds / second.cpuSeconds) * 10) / 10,
       // CPU per page, µs: the crawler's, and the test web's (it shares the cores).
@@ -211,6 +254,7 @@ async function main(): Promise<void> {
       log(`pages/s ${result.pagesPerSec} (target ≥ 1500: ${ok(result.pagesPerSec >= 1500)}), MB/s ${result.mbPerSec}`);
       log(`peak RSS ${result.peakRssMb} MB (target ≤ 150: ${ok(result.peakRssMb <= 150)}); 100k-page channel peak RSS ${result.bigPeakRssMb} MB (target ≤ 200: ${ok(result.bigPeakRssMb <= 200)})`);
       log(`recrawl speedup ${result.recrawlSpeedup}× (target ≥ 5: ${ok(result.recrawlSpeedup >= 5)}); crawler CPU ratio ${result.recrawlCpuSpeedup}×`);
+      log(`WARC on: ${result.warcOn.pagesPerSec} pages/s, ${result.warcOn.onOffRatio}× of off (target ≥ 0.9: ${ok(result.warcOn.onOffRatio >= 0.9)}); recrawl ${result.warcOn.recrawlOnOffRatio}× of off`);
     }
   } finally {
     web.child.stdin?.end('quit\n');

@@ -45,6 +45,17 @@ export function numberArg(name: string, min: number, max: number): (v: string) =
   };
 }
 
+/** Option parser: a positive byte count with an optional k/M/G (decimal) suffix, e.g. 500k, 1G. */
+export function bytesArg(name: string, example: string): (v: string) => number {
+  return (v: string): number => {
+    const m = /^(\d+(?:\.\d+)?)\s*([kKmMgG]?)$/.exec(v.trim());
+    if (!m) throw new InvalidArgumentError(`${name}: expected ${example}`);
+    const n = Math.floor(Number(m[1]) * ({ '': 1, k: 1e3, m: 1e6, g: 1e9 } as Record<string, number>)[(m[2] ?? '').toLowerCase()]!);
+    if (!(n > 0)) throw new InvalidArgumentError(`${name} must be positive`);
+    return n;
+  };
+}
+
 /** Option parser for a repeatable multiaddr flag. */
 export function multiaddrArg(v: string, prev: string[] = []): string[] {
   try {

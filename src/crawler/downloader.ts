@@ -1,13 +1,18 @@
 // The downloader (paper §2.2): one persistent HTTP connection to the host, no
 // pipelining (an undici Client, pipelining 1), a connector whose DNS lookup
 // refuses private addresses, bounded bodies, and every failure mapped to an
-// Outcome instead of an exception.
+// Outcome instead of an exception. With `onExchange` it also captures each
+// exchange for the archive (src/crawler/warc): the request head as undici
+// sends it, the status line's reason phrase and every header line as
+// received (bytes, order, repeats), and the body as transferred — before any
+// content decoding, which the crawler does for itself.
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { Client, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { TokenBucket } from './bandwidth.js';
 import type { CrawlLimits } from './limits.js';
 import { checkLiteralHost, PrivateAddressError, safeLookup, type OwnerBlockList } from './safety.js';
 import type { Outcome } from './task.js';
+import type { Exchange } from './warc/exchange.js';
 
 export interface FetchOk {
   ok: true;
@@ -15,6 +20,8 @@ export interface FetchOk {
   headers: Record<string, string>;
   /** Decoded body, or null when skipped (not wanted / no body). */
   body: Buffer | null;
+  /** The body as transferred (content coding kept): `body` itself when it was not encoded. */
+  raw?: Buffer;
   /** Set when the body was skipped or refused. */
   skipped?: Outcome;
   truncated: boolean;
@@ -72,6 +79,7 @@ export class Downloader {
   private readonly client: Client;
   readonly origin: string;
   private readonly baseHeaders: string[];
+  private readonly requestPrefix: string;
   /** Requests in flight (one at a time on this connection), ended at once when the signal aborts: one listener, not one per request. */
   private active: GetHandler[] = [];
   private closed = false;
@@ -81,9 +89,22 @@ export class Downloader {
 
   constructor(
     origin: string,
-    private readonly opts: { allowPrivate: boolean; blockList?: OwnerBlockList; userAgent: string; limits: CrawlLimits; bandwidth?: TokenBucket; signal?: AbortSignal },
+    private readonly opts: {
+      allowPrivate: boolean;
+      blockList?: OwnerBlockList;
+      userAgent: string;
+      limits: CrawlLimits;
+      bandwidth?: TokenBucket;
+      signal?: AbortSignal;
+      /** Receives every exchange that got a response (not failures, not bodies refused as too large). */
+      onExchange?: (ex: Exchange) => void;
+      /** Clock for the exchanges' dates (epoch ms). */
+      now?: () => number;
+    },
   ) {
     this.origin = origin;
+    // undici writes "host" (from the origin) and "connection" before the caller's headers.
+    this.requestPrefix = `host: ${new URL(origin).host}\r\nconnection: keep-alive\r\n`;
     opts.signal?.addEventListener(
       'abort',
       () => {
@@ -113,11 +134,36 @@ export class Downloader {
     }
     if (this.opts.signal?.aborted) return aborted();
     this.requests++;
+    const path = url.pathname + url.search;
+    const headers = o.headers?.length ? [...this.baseHeaders, ...o.headers] : this.baseHeaders;
+    const capture = this.opts.onExchange !== undefined;
+    const date = capture ? (this.opts.now ?? Date.now)() : 0;
     const got = await new Promise<Received>((resolve) => {
-      const handler = new GetHandler(this, o, resolve);
-      this.client.dispatch({ path: url.pathname + url.search, method: 'GET', headers: o.headers?.length ? [...this.baseHeaders, ...o.headers] : this.baseHeaders }, handler);
+      const handler = new GetHandler(this, o, resolve, capture);
+      this.client.dispatch({ path, method: 'GET', headers }, handler);
     });
-    return got.kind === 'done' ? got.result : decodeContent(got, this.opts.limits.maxDecodedBytes);
+    const result = got.kind === 'done' ? got.result : decodeContent(got, this.opts.limits.maxDecodedBytes);
+    if (got.captured && result.ok) {
+      const c = got.captured;
+      this.opts.onExchange?.({
+        url: url.href,
+        date,
+        request: this.requestHead(path, headers),
+        status: result.status,
+        statusText: c.statusText,
+        headers: c.headers,
+        body: result.raw ?? c.body,
+        truncated: c.truncated || result.truncated,
+      });
+    }
+    return result;
+  }
+
+  /** The request head as undici writes it (client-h1.js): request line, host, connection, our headers. */
+  private requestHead(path: string, headers: string[]): Buffer {
+    let s = `GET ${path} HTTP/1.1\r\n${this.requestPrefix}`;
+    for (let i = 0; i + 1 < headers.length; i += 2) s += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    return Buffer.from(s + '\r\n', 'latin1');
   }
 
   /** Called by a request's handler when the headers arrive. */
@@ -155,10 +201,39 @@ export class Downloader {
   }
 }
 
+/** A response as received, for the archive: raw header lines, reason phrase, and (for a body the crawler skipped) what of it was read. */
+interface Captured {
+  statusText: string;
+  /** Names and values, alternating: copies in one buffer (undici's are views of the socket's read buffer). */
+  headers: Uint8Array[];
+  /** A skipped body, as far as it was read (a read body comes in the result). */
+  body: Uint8Array;
+  truncated: boolean;
+}
+
 /** What a request's handler hands back: a finished result, or a whole body still to decode. */
-type Received =
+type Received = (
   | { kind: 'done'; result: FetchResult }
-  | { kind: 'body'; status: number; headers: Record<string, string>; chunks: Buffer[]; truncated: boolean; wireBytes: number; ttfbMs: number };
+  | { kind: 'body'; status: number; headers: Record<string, string>; chunks: Buffer[]; truncated: boolean; wireBytes: number; ttfbMs: number }
+) & { captured?: Captured };
+
+const EMPTY = new Uint8Array(0);
+
+/** Copies undici's raw header buffers into one allocation of their own. */
+function copyHeaders(raw: readonly (Buffer | string)[]): Uint8Array[] {
+  let total = 0;
+  for (const b of raw) total += typeof b === 'string' ? Buffer.byteLength(b, 'latin1') : b.length;
+  const all = new Uint8Array(total);
+  const out: Uint8Array[] = [];
+  let off = 0;
+  for (const b of raw) {
+    const bytes = typeof b === 'string' ? Buffer.from(b, 'latin1') : b;
+    all.set(bytes, off);
+    out.push(all.subarray(off, off + bytes.length));
+    off += bytes.length;
+  }
+  return out;
+}
 
 /**
  * One GET on undici's dispatch API: no response stream or promise per
@@ -181,11 +256,16 @@ class GetHandler implements Dispatcher.DispatchHandler {
   private total = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly maxBytes: number;
+  /** The response as received, when the downloader captures exchanges. */
+  private captured: Captured | undefined;
+  /** A skipped body's chunks, kept for the archive (≤ DISCARD_LIMIT). */
+  private skippedChunks: Buffer[] | null = null;
 
   constructor(
     private readonly dl: Downloader,
     private readonly o: GetOptions,
     private readonly resolve: (r: Received) => void,
+    private readonly capture: boolean,
   ) {
     this.maxBytes = o.maxBytes ?? dl.limits.maxBodyBytes;
     dl.track(this, true);
@@ -201,6 +281,12 @@ class GetHandler implements Dispatcher.DispatchHandler {
     this.finished = true;
     if (this.timer) clearTimeout(this.timer);
     this.dl.track(this, false);
+    const c = this.captured;
+    // A body refused as too large is not archived: only what the crawler took in whole (or cut to a cap on purpose).
+    if (c && !(r.kind === 'done' && r.result.ok && r.result.skipped === 'too-large')) {
+      if (this.skippedChunks) c.body = this.skippedChunks.length === 1 ? (this.skippedChunks[0] as Buffer) : Buffer.concat(this.skippedChunks);
+      r.captured = c;
+    }
     this.resolve(r);
   }
 
@@ -220,7 +306,7 @@ class GetHandler implements Dispatcher.DispatchHandler {
     if (this.finished) controller.abort(new Error('aborted'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, status: number, raw: Record<string, string | string[] | undefined>): void {
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, raw: Record<string, string | string[] | undefined>, statusText?: string): void {
     // 1xx (e.g. 103 Early Hints) come before the real response: not the answer.
     if (this.finished || status < 200) return;
     this.ttfbMs = performance.now() - this.t0;
@@ -228,9 +314,14 @@ class GetHandler implements Dispatcher.DispatchHandler {
     this.status = status;
     const headers = flatHeaders(raw);
     this.headers = headers;
+    if (this.capture) {
+      const rawHeaders = controller.rawHeaders;
+      this.captured = { statusText: statusText ?? '', headers: Array.isArray(rawHeaders) ? copyHeaders(rawHeaders) : [], body: EMPTY, truncated: false };
+    }
     const skip = this.o.accept?.(status, headers) ?? null;
     if (skip !== null || status === 204 || status === 304 || (status >= 300 && status < 400)) {
       this.skip = this.ok(skip ? { skipped: skip } : {});
+      if (this.capture) this.skippedChunks = [];
       return;
     }
     const declared = Number(headers['content-length']);
@@ -251,7 +342,10 @@ class GetHandler implements Dispatcher.DispatchHandler {
     if (this.finished) return;
     if (this.skip) {
       this.discarded += chunk.length;
-      if (this.discarded > DISCARD_LIMIT) this.stop({ kind: 'done', result: this.skip });
+      if (this.discarded > DISCARD_LIMIT) {
+        if (this.captured) this.captured.truncated = true;
+        this.stop({ kind: 'done', result: this.skip });
+      } else this.skippedChunks?.push(chunk);
       return;
     }
     this.total += chunk.length;
@@ -282,7 +376,10 @@ class GetHandler implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
     // An unwanted body that fails to arrive still leaves its response usable.
-    if (this.skip) this.finish({ kind: 'done', result: this.skip });
+    if (this.skip) {
+      if (this.captured) this.captured.truncated = true;
+      this.finish({ kind: 'done', result: this.skip });
+    }
     else this.finish({ kind: 'done', result: { ok: false, ...classifyError(err) } });
   }
 
@@ -294,7 +391,8 @@ class GetHandler implements Dispatcher.DispatchHandler {
 /** Joins and decompresses a received body (Content-Encoding), bounded by maxDecoded. */
 function decodeContent(r: Extract<Received, { kind: 'body' }>, maxDecoded: number): FetchResult {
   const { status, headers, truncated, wireBytes: total, ttfbMs } = r;
-  let body = r.chunks.length === 1 ? (r.chunks[0] as Buffer) : Buffer.concat(r.chunks);
+  const raw = r.chunks.length === 1 ? (r.chunks[0] as Buffer) : Buffer.concat(r.chunks);
+  let body = raw;
   const enc = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (enc !== 'identity' && enc !== '' && body.length > 0) {
     const zo = { maxOutputLength: maxDecoded };
@@ -308,11 +406,11 @@ function decodeContent(r: Extract<Received, { kind: 'body' }>, maxDecoded: numbe
           if (err instanceof RangeError) throw err;
           body = inflateRawSync(body, zo);
         }
-      } else return { ok: true, status, headers, body: null, skipped: 'bad-encoding', truncated, wireBytes: total, ttfbMs };
+      } else return { ok: true, status, headers, body: null, raw, skipped: 'bad-encoding', truncated, wireBytes: total, ttfbMs };
     } catch (err) {
       const tooBig = err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE';
-      return { ok: true, status, headers, body: null, skipped: tooBig ? 'decompressed-too-large' : 'bad-encoding', truncated, wireBytes: total, ttfbMs };
+      return { ok: true, status, headers, body: null, raw, skipped: tooBig ? 'decompressed-too-large' : 'bad-encoding', truncated, wireBytes: total, ttfbMs };
     }
   }
-  return { ok: true, status, headers, body, truncated, wireBytes: total, ttfbMs };
+  return { ok: true, status, headers, body, raw, truncated, wireBytes: total, ttfbMs };
 }

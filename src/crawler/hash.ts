@@ -3,7 +3,7 @@
 import * as nodeCrypto from 'node:crypto';
 
 // crypto.hash (one-shot, faster for short inputs) exists from Node 20.12; older 20.x fall back.
-const sha1 = (data: string | Uint8Array): Buffer =>
+export const sha1 = (data: string | Uint8Array): Buffer =>
   typeof nodeCrypto.hash === 'function' ? nodeCrypto.hash('sha1', data, 'buffer') : nodeCrypto.createHash('sha1').update(data).digest();
 
 /** First 32 bits of SHA-1, as an unsigned integer. */

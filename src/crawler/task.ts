@@ -44,6 +44,10 @@ export interface KnownPage {
   digest?: number;
   /** Depth at which it was found last time (default 0). */
   depth?: number;
+  /** WARC payload digest ("sha1:<base32>") of the body as transferred last time. */
+  payloadDigest?: string;
+  /** When the response holding that payload was archived (epoch ms): a revisit's WARC-Refers-To-Date. */
+  capturedAt?: number;
 }
 
 export interface Task {
@@ -88,6 +92,8 @@ const knownSchema = z.object({
   lastModified: z.string().max(128).optional(),
   digest: uint32.optional(),
   depth: z.number().int().min(0).max(TASK_LIMITS.maxDepth).optional(),
+  payloadDigest: z.string().max(128).regex(/^[a-z0-9-]+:[A-Za-z0-9+/=]+$/, 'payloadDigest is not "<algorithm>:<digest>"').optional(),
+  capturedAt: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 const taskSchema = z.object({
@@ -200,6 +206,8 @@ export function parseTask(json: unknown): Task {
     if (k.lastModified !== undefined) out.lastModified = k.lastModified;
     if (k.digest !== undefined) out.digest = k.digest;
     if (k.depth !== undefined) out.depth = k.depth;
+    if (k.payloadDigest !== undefined) out.payloadDigest = k.payloadDigest;
+    if (k.capturedAt !== undefined) out.capturedAt = k.capturedAt;
     return out;
   });
   t.filters.forEach((f) => {

@@ -3,12 +3,16 @@
 // hashes), Pageseen (known digests) and conditional GET with the known
 // validators; stops at max depth, page cap or deadline; every bad response is
 // a counted outcome. The page text is spooled to a temp file while crawling
-// and uploaded in parts afterwards.
+// and uploaded in parts afterwards. With an archive sink it also hands over
+// what a WARC file holds: robots.txt and redirect responses, changed pages as
+// response records, unchanged ones as revisits (a 304: server-not-modified; a
+// 200 whose payload digest is the known one: identical-payload-digest), and
+// 4xx/5xx responses when asked.
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TokenBucket } from './bandwidth.js';
 import { Downloader, type FetchResult } from './downloader.js';
-import { DigestSet, sha1_32 } from './hash.js';
+import { DigestSet, sha1, sha1_32 } from './hash.js';
 import { decodeBody, normaliseUrl, parseHtml } from './html.js';
 import { DEFAULT_LIMITS, ROBOTS_TOKEN, USER_AGENT, type CrawlLimits } from './limits.js';
 import { fetchRobots, type RobotsRules } from './robots.js';
@@ -28,14 +32,10 @@ import {
 } from './task.js';
 import { UrlSeen } from './urlseen.js';
 import { UrlTodo } from './urltodo.js';
-
-export interface ResponseRecord {
-  url: string;
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-  fetchedAt: number;
-}
+import { sha1Label } from './warc/digest.js';
+import type { Exchange } from './warc/exchange.js';
+import type { RefersTo, RevisitProfile } from './warc/record.js';
+import type { ArchiveSink } from './warc/writer.js';
 
 export interface ThreadOptions {
   allowPrivate?: boolean;
@@ -50,8 +50,10 @@ export interface ThreadOptions {
   tmpDir?: string;
   /** Wall clock for the deadline and timestamps (epoch ms). */
   now?: () => number;
-  /** Every response that carried a body (the crawl command writes WARC from it). */
-  onResponse?: (r: ResponseRecord) => void | Promise<void>;
+  /** Where the exchanges to archive go (the crawl command's WARC writer); nothing is captured without it. */
+  archive?: ArchiveSink;
+  /** Archive 4xx/5xx responses too (default: only robots.txt, redirects, pages and revisits). */
+  archiveErrors?: boolean;
   /** Called after every page. */
   onProgress?: (p: { stats: TaskStats; queued: number }) => void;
   /** Called once the crawl is over and the upload begins (an abort no longer stops it). */
@@ -138,6 +140,8 @@ class TaskThread {
   private lastRequestEnd = 0;
   private consecutiveFailures = 0;
   private attempted = 0;
+  /** Exchanges the downloader captured since they were last taken (archive on). */
+  private captured: Exchange[] = [];
   // Upload spool (paper: "write the textual content to a temporary disk file"):
   // changed pages and validators go to disk while crawling, so memory does not
   // grow with the crawl; parts are formed on upload.
@@ -232,10 +236,13 @@ class TaskThread {
       limits: this.limits,
       signal: this.stop.signal,
       ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}),
+      ...(this.opts.archive ? { onExchange: (ex: Exchange) => void this.captured.push(ex), now: this.now } : {}),
     });
     try {
       this.robots = await fetchRobots(this.dl, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits);
       this.lastRequestEnd = performance.now();
+      // robots.txt and any redirect on the way to it.
+      for (const ex of this.takeCaptured()) await this.archiveResponse(ex);
       if (this.stop.signal.aborted) return { status: this.stopStatus ?? 'failed' };
       if (this.robots.kind === 'blocked') {
         this.fail(origin, 'owner-blocked', this.robots.detail);
@@ -371,6 +378,7 @@ class TaskThread {
       const fetchedAt = this.now();
       const r: FetchResult = await dl.get(url, { headers, accept: htmlOnly });
       this.lastRequestEnd = performance.now();
+      const ex = this.takeCaptured()[0];
       if (!r.ok) {
         if (this.stop.signal.aborted) return; // deadline or hand-over: not the page's fault
         this.stats.pagesFailed++;
@@ -386,6 +394,8 @@ class TaskThread {
       this.consecutiveFailures = 0;
       const s = r.status;
       if (s >= 300 && s < 400 && s !== 304) {
+        // Archived whatever comes of it: a replay follows the redirect the crawl saw.
+        if (ex) await this.archiveResponse(ex);
         const loc = r.headers['location'];
         const next = loc ? normaliseUrl(loc, url) : null;
         if (!next) {
@@ -421,12 +431,20 @@ class TaskThread {
         continue;
       }
       this.stats.pagesFetched++;
-      await this.handleResponse(startUrl, url, depth, r, fetchedAt, known);
+      await this.handleResponse(startUrl, url, depth, r, fetchedAt, known, ex);
       return;
     }
   }
 
-  private async handleResponse(startUrl: string, url: URL, depth: number, r: FetchResult & { ok: true }, fetchedAt: number, known: KnownPage | undefined): Promise<void> {
+  private async handleResponse(
+    startUrl: string,
+    url: URL,
+    depth: number,
+    r: FetchResult & { ok: true },
+    fetchedAt: number,
+    known: KnownPage | undefined,
+    ex: Exchange | undefined,
+  ): Promise<void> {
     const s = r.status;
     if (s === 304) {
       this.stats.pagesUnchanged++;
@@ -437,17 +455,15 @@ class TaskThread {
         depth,
         digest: known?.digest ?? 0,
         ...pickValidators(r.headers, known),
+        ...earlierCapture(known),
       });
-      return;
-    }
-    if (s >= 400) {
-      this.stats.pagesFailed++;
-      this.fail(url.href, s >= 500 ? 'http-5xx' : 'http-4xx', `status ${s}`);
+      if (ex) await this.archiveRevisit(ex, 'server-not-modified', { uri: url.href, ...refersToCapture(known) });
       return;
     }
     if (s < 200 || s >= 300) {
       this.stats.pagesFailed++;
-      this.fail(url.href, 'http-other', `status ${s}`);
+      this.fail(url.href, s >= 500 ? 'http-5xx' : s >= 400 ? 'http-4xx' : 'http-other', `status ${s}`);
+      if (ex && this.opts.archiveErrors) await this.archiveResponse(ex);
       return;
     }
     if (r.skipped) {
@@ -459,17 +475,34 @@ class TaskThread {
       return;
     }
     const body = r.body ?? Buffer.alloc(0);
-    if (this.opts.onResponse) await this.opts.onResponse({ url: url.href, status: s, headers: r.headers, body, fetchedAt });
-    const digest = sha1_32(body);
+    // The payload digest (of the body as transferred: what WARC files and other
+    // archives compare) and the 32-bit digest of the decoded body (Pageseen):
+    // one SHA-1 when the body was not content-encoded.
+    const raw = r.raw ?? body;
+    const full = sha1(raw);
+    const payloadDigest = sha1Label(full);
+    const digest = raw === body ? full.readUInt32BE(0) : sha1_32(body);
     const validators = pickValidators(r.headers, undefined);
-    if (known?.digest === digest) {
-      // The same body as last time at this URL: like a 304, its links are the
-      // ones found last time, so it is neither parsed nor uploaded.
-      this.addValidator({ url: startUrl, depth, digest, ...validators });
+    // Unchanged at this URL: the payload digest recorded for it, or (validators
+    // from before payload digests were recorded) the same decoded body.
+    const identicalPayload = known?.payloadDigest !== undefined && known.payloadDigest === payloadDigest;
+    if (identicalPayload || (known?.payloadDigest === undefined && known?.digest === digest)) {
+      // Like a 304: its links are the ones found last time, so it is neither parsed nor uploaded.
       this.stats.pagesUnchanged++;
       this.count('unchanged');
+      if (identicalPayload) {
+        this.addValidator({ url: startUrl, depth, digest, ...validators, payloadDigest, ...earlierCapture(known) });
+        if (ex) await this.archiveRevisit(ex, 'identical-payload-digest', { uri: url.href, ...refersToCapture(known) }, payloadDigest);
+      } else {
+        // No payload digest to show it is the same capture: the archive gets the response.
+        this.addValidator({ url: startUrl, depth, digest, ...validators, payloadDigest, ...(ex ? { capturedAt: fetchedAt } : {}) });
+        if (ex) await this.archiveResponse(ex, payloadDigest);
+      }
       return;
     }
+    // A new capture of this URL (changed, or text already known from elsewhere: Pageseen).
+    if (ex) await this.archiveResponse(ex, payloadDigest);
+    const capture = { payloadDigest, ...(ex ? { capturedAt: fetchedAt } : {}) };
     const decoded = decodeBody(body, r.headers['content-type']);
     if (decoded.fallback) this.count('charset-fallback');
     const page = parseHtml(decoded.text, url, {
@@ -488,7 +521,7 @@ class TaskThread {
       }
     }
     const unchanged = this.pageSeen.has(digest);
-    this.addValidator({ url: startUrl, depth, digest, ...validators });
+    this.addValidator({ url: startUrl, depth, digest, ...validators, ...capture });
     if (unchanged) {
       this.stats.pagesUnchanged++;
       this.count('unchanged');
@@ -516,6 +549,25 @@ class TaskThread {
 
   private addValidator(v: ValidatorRecord): void {
     this.spool.addValidator(v);
+  }
+
+  /** The exchanges captured since the last call (one per request). */
+  private takeCaptured(): Exchange[] {
+    if (this.captured.length === 0) return this.captured;
+    const c = this.captured;
+    this.captured = [];
+    return c;
+  }
+
+  private async archiveResponse(ex: Exchange, payloadDigest?: string): Promise<void> {
+    if (payloadDigest !== undefined) ex.payloadDigest = payloadDigest;
+    await this.opts.archive?.archive({ kind: 'response', exchange: ex });
+  }
+
+  private async archiveRevisit(ex: Exchange, profile: RevisitProfile, refersTo: RefersTo, payloadDigest?: string): Promise<void> {
+    if (payloadDigest !== undefined) ex.payloadDigest = payloadDigest;
+    // A revisit holds the response head only.
+    await this.opts.archive?.archive({ kind: 'revisit', exchange: { ...ex, body: new Uint8Array(0) }, profile, refersTo });
   }
 
   private cleanupSpool(): void {
@@ -568,6 +620,22 @@ class TaskThread {
     }
     return part;
   }
+}
+
+/** The capture an unchanged page's validators carry forward: the payload digest and date of its last response record. */
+function earlierCapture(known: KnownPage | undefined): { payloadDigest?: string; capturedAt?: number } {
+  const out: { payloadDigest?: string; capturedAt?: number } = {};
+  if (known?.payloadDigest !== undefined) out.payloadDigest = known.payloadDigest;
+  if (known?.capturedAt !== undefined) out.capturedAt = known.capturedAt;
+  return out;
+}
+
+/** WARC-Refers-To-Date and the earlier payload digest, as far as they are known. */
+function refersToCapture(known: KnownPage | undefined): { date?: number; payloadDigest?: string } {
+  const out: { date?: number; payloadDigest?: string } = {};
+  if (known?.capturedAt !== undefined) out.date = known.capturedAt;
+  if (known?.payloadDigest !== undefined) out.payloadDigest = known.payloadDigest;
+  return out;
 }
 
 function pickValidators(h: Record<string, string>, known: KnownPage | undefined): { etag?: string; lastModified?: string } {

@@ -13,7 +13,8 @@ import { StoreLockedError } from './errors.js';
 import { Manager, type ManagerOptions } from './manager.js';
 import { ManagerNode } from './network.js';
 import { WarcExporter } from './warc.js';
-import { intArg, multiaddrArg, numberArg, untilSignal } from '../cli.js';
+import { DEFAULT_WARC_MAX_BYTES } from '../crawler/warc/files.js';
+import { bytesArg, intArg, multiaddrArg, numberArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
 import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
 import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api/auth.js';
@@ -45,6 +46,8 @@ export interface ServeFlags {
   rateCap?: number | null;
   lan: boolean;
   warc: boolean;
+  /** Start a new WARC file after this many bytes (default 1 GB). */
+  warcMaxSize?: number;
   sync: boolean;
   tick: number;
   routeConcurrency: number;
@@ -77,7 +80,7 @@ export interface RunningManager {
 
 /** Starts everything; used by the CLI and the tests. */
 export async function startManager(flags: ServeFlags, log: Logger, extra: Partial<ManagerOptions> = {}): Promise<RunningManager> {
-  const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc')) : null;
+  const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc'), flags.warcMaxSize) : null;
   let manager: Manager;
   try {
     manager = await Manager.open({
@@ -184,7 +187,8 @@ export function registerServe(program: Command): void {
     .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')}`, strategyArg, 'iir')
     .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3; 'off' for no cap)", rateCapArg, 2)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)
-    .option('--no-warc', 'do not write WARC files')
+    .option('--no-warc', 'do not write the text export (<data-dir>/warc/volcrawl-text-*.warc.gz: WET-like conversion records, a .cdxj index beside each)')
+    .addOption(new Option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M)').argParser(bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G')).default(DEFAULT_WARC_MAX_BYTES, '1G'))
     .option('--sync', 'fsync every database write (power-loss safe, slower)', false)
     .option('--tick <ms>', 'scheduler step period', intArg('--tick', 10, 600_000), 1000)
     .option('--route-concurrency <n>', 'orders signed and routed at once', intArg('--route-concurrency', 1, 1024), 16)

@@ -1,116 +1,57 @@
-// WARC export of stored pages. Volunteers upload extracted text, not the raw
-// HTTP response, so each stored page version becomes a WARC 'conversion' record
-// (text/plain, WARC-Target-URI = the page, WARC-Date = fetch time) whose crawl
-// metadata (channel, version, status, digest, validators, title, task, crawler)
-// rides in Volcrawl-* extension fields. Written with warcio (the library
-// `volunteer-crawler crawl` uses; its WarcWriter is private to that command and
-// writes 'response' records from raw bodies, which the manager never has).
-// Files rotate at `maxBytes`: <dir>/volcrawl-<start time>-<seq>.warc.gz.
-// The database is the source of truth; WARC files are an append-only export.
+// The manager's text export: every stored page version becomes a WARC
+// `conversion` record — Common Crawl's WET form: text/plain, WARC-Target-URI
+// the page, WARC-Date its fetch time — with the crawl metadata (channel,
+// version, status, digest, validators, title, task, crawler) in Volcrawl-*
+// extension fields, each value through the WARC module's one field
+// sanitiser. Volunteers upload extracted text, not the HTTP exchange, so this
+// is what the network's archive holds; replay needs response records (the
+// standalone crawl writes them; the manager's `--archive full` mode is to come).
 //
-// The records are built, hashed, compressed and written in a worker thread
-// (warc-worker.ts, warc-file.ts): for a 20 KB page that is ~100 µs of CPU the
-// main thread, which validates and commits uploads, no longer spends. Posting a
-// page costs a copy of its text.
-import { mkdirSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import type { WarcPage } from './warc-file.js';
-import type { WarcReply, WarcRequest, WarcWorkerData } from './warc-worker.js';
+// Files: <dir>/volcrawl-text-<start time>-<serial>.warc.gz, rotated at
+// `maxBytes` (default 1 GB), each with a warcinfo record naming the file (no
+// local path) and, once closed, a sorted CDXJ index beside it
+// (volcrawl-text-….cdxj). The database is the source of truth; these files are
+// an append-only export, written by the WARC module's worker thread
+// (src/crawler/warc/): the thread that validates and commits uploads only
+// posts the pages.
+import { WarcWriter } from '../crawler/warc/writer.js';
+import { DEFAULT_WARC_MAX_BYTES } from '../crawler/warc/files.js';
+import type { ConversionPage } from '../crawler/warc/record.js';
 
-export type { WarcPage } from './warc-file.js';
+export type WarcPage = ConversionPage;
 
-/** Starts a worker on a module next to this one. Without a build step the sources
- * are TypeScript, and tsx's loader hooks (registered on the main thread by
- * bin/run-ts.js) do not reach worker threads on Node 20: the worker registers them
- * itself before importing the module. */
-function startWorker(name: string, workerData: WarcWorkerData): Worker {
-  const ts = import.meta.url.endsWith('.ts');
-  const url = new URL(`./${name}.${ts ? 'ts' : 'js'}`, import.meta.url);
-  if (!ts) return new Worker(url, { workerData });
-  const api = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const boot = `import(${api}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
-  return new Worker(boot, { eval: true, workerData });
-}
-
-interface Pending {
-  pages: number;
-  resolve: () => void;
-  reject: (err: Error) => void;
-}
+export const TEXT_EXPORT_PREFIX = 'volcrawl-text';
 
 export class WarcExporter {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
-  private failed: Error | null = null;
-  private closing = false;
-  /** What ended the worker, if it did not end on close(). */
-  private crashed: Error | null = null;
-  private readonly exited: Promise<void>;
-  records = 0;
+  private readonly writer: WarcWriter;
+
+  constructor(dir: string, maxBytes = DEFAULT_WARC_MAX_BYTES, now = Date.now()) {
+    this.writer = new WarcWriter({ dir, prefix: TEXT_EXPORT_PREFIX, maxBytes, now, info: { description: 'volcrawl manager text export: WET-like conversion records of extracted page text' } });
+  }
+
+  /** Pages written. */
+  get records(): number {
+    return this.writer.entries;
+  }
+
   /** Pages handed to append() and not yet written. */
-  backlog = 0;
-
-  constructor(dir: string, maxBytes = 1 << 30, now = Date.now()) {
-    mkdirSync(dir, { recursive: true });
-    this.worker = startWorker('warc-worker', { dir, maxBytes, now });
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    // The thread keeps the process alive only while pages are on their way.
-    this.worker.unref();
-    this.worker.on('message', (m: WarcReply) => this.settle(m));
-    this.worker.on('error', (err) => {
-      this.crashed = err;
-      this.fail(err);
-    });
-    this.worker.on('exit', () => this.fail(new Error('the WARC worker has stopped')));
+  get backlog(): number {
+    return this.writer.backlog;
   }
 
-  private settle(m: WarcReply): void {
-    const p = this.pending.get(m.id);
-    if (p === undefined) return;
-    this.pending.delete(m.id);
-    this.backlog -= p.pages;
-    if (this.pending.size === 0 && !this.closing) this.worker.unref();
-    if (m.error !== undefined) p.reject(new Error(m.error));
-    else {
-      this.records += p.pages;
-      p.resolve();
-    }
-  }
-
-  /** The worker is gone: what it had not written is reported lost. */
-  private fail(err: Error): void {
-    this.failed ??= err;
-    for (const [id, p] of this.pending) {
-      this.pending.delete(id);
-      this.backlog -= p.pages;
-      p.reject(this.failed);
-    }
+  /** Resolves once the writer's thread has started (≈ 0.3 s with the TypeScript loader). */
+  ready(): Promise<void> {
+    return this.writer.ready();
   }
 
   /** Appends pages, in call order (safe to call concurrently); resolves once they are written. */
   append(pages: WarcPage[]): Promise<void> {
-    if (this.failed !== null) return Promise.reject(this.failed);
-    if (this.closing) return Promise.reject(new Error('the WARC exporter is closed'));
-    if (pages.length === 0) return Promise.resolve();
-    const id = ++this.nextId;
-    this.backlog += pages.length;
-    if (this.pending.size === 0) this.worker.ref();
-    return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { pages: pages.length, resolve, reject });
-      this.worker.postMessage({ type: 'append', id, pages } satisfies WarcRequest);
-    });
+    return this.writer.append(pages.map((page) => ({ kind: 'conversion' as const, page })));
   }
 
-  /** Writes what was appended, closes the file and ends the worker; rejects if the
-   * worker failed (what it had not written is lost, as append() reported). */
+  /** Writes what was appended, closes the file (writing its index) and ends the
+   * worker; rejects if the worker failed (what it had not written is lost). */
   async close(): Promise<void> {
-    if (this.failed === null && !this.closing) {
-      this.closing = true;
-      this.worker.ref();
-      this.worker.postMessage({ type: 'close' } satisfies WarcRequest);
-    }
-    await this.exited;
-    if (this.crashed !== null) throw this.crashed;
+    await this.writer.close();
   }
 }

@@ -1,20 +1,23 @@
 // `volunteer-crawler crawl <url>`: crawl one channel on this machine, without
 // the network. Writes pages.jsonl (changed pages: text and metadata),
 // validators.jsonl (feed it back with --known for a conditional recrawl),
-// summary.json (status, statistics, outcomes, inter-site URLs) and
-// crawl.warc.gz (every HTML response, via warcio). Progress goes to stderr
-// when it is a TTY.
+// summary.json (status, statistics, outcomes, inter-site URLs, WARC files)
+// and crawl-<start>-<serial>.warc.gz with a .cdxj index beside each (the
+// exchanges as received: robots.txt, redirects, pages; revisits for unchanged
+// pages on a recrawl; src/crawler/warc). Progress goes to stderr when it is a
+// TTY.
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { STATUS_CODES } from 'node:http';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { WARCRecord, WARCSerializer } from 'warcio';
+import { bytesArg } from '../cli.js';
 import { TokenBucket } from '../crawler/bandwidth.js';
 import { USER_AGENT } from '../crawler/limits.js';
 import { parseTask, TaskValidationError, type KnownPage, type TaskResult } from '../crawler/task.js';
-import { runTask, type ResponseRecord } from '../crawler/thread.js';
+import { runTask } from '../crawler/thread.js';
+import { DEFAULT_WARC_MAX_BYTES } from '../crawler/warc/files.js';
+import { WarcWriter, type WarcSummary } from '../crawler/warc/writer.js';
 
 function int(name: string, min: number, max: number) {
   return (v: string): number => {
@@ -26,14 +29,6 @@ function int(name: string, min: number, max: number) {
 
 function collect(v: string, prev: string[] = []): string[] {
   return [...prev, v];
-}
-
-function rate(v: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([kKmMgG]?)$/.exec(v.trim());
-  if (!m) throw new InvalidArgumentError('expected bytes per second, e.g. 500k or 2M');
-  const n = Math.floor(Number(m[1]) * ({ '': 1, k: 1e3, m: 1e6, g: 1e9 } as Record<string, number>)[(m[2] ?? '').toLowerCase()]!);
-  if (!(n > 0)) throw new InvalidArgumentError('bandwidth must be positive');
-  return n;
 }
 
 function httpUrl(v: string): URL {
@@ -59,45 +54,9 @@ interface CrawlFlags {
   maxBandwidth?: number;
   known?: string;
   warc: boolean;
+  warcMaxSize: number;
+  warcErrors: boolean;
   progress: boolean;
-}
-
-class WarcWriter {
-  private readonly out: WriteStream;
-  constructor(path: string) {
-    this.out = createWriteStream(path);
-  }
-  private async write(buf: Uint8Array): Promise<void> {
-    if (!this.out.write(buf)) await once(this.out, 'drain');
-  }
-  async info(): Promise<void> {
-    const rec = WARCRecord.createWARCInfo({ filename: 'crawl.warc.gz', warcVersion: 'WARC/1.1' }, { software: USER_AGENT, format: 'WARC File Format 1.1' });
-    await this.write(await WARCSerializer.serialize(rec, { gzip: true }));
-  }
-  async response(r: ResponseRecord): Promise<void> {
-    const httpHeaders: Record<string, string> = {};
-    for (const [k, v] of Object.entries(r.headers)) {
-      // The body is stored decoded: drop the headers that described the wire form.
-      if (k === 'content-encoding' || k === 'transfer-encoding' || k === 'content-length') continue;
-      httpHeaders[k] = v;
-    }
-    const rec = WARCRecord.create(
-      {
-        url: r.url,
-        date: new Date(r.fetchedAt).toISOString(),
-        type: 'response',
-        warcVersion: 'WARC/1.1',
-        statusline: `HTTP/1.1 ${r.status} ${STATUS_CODES[r.status] ?? ''}`.trim(),
-        httpHeaders,
-      },
-      [new Uint8Array(r.body.buffer, r.body.byteOffset, r.body.byteLength)],
-    );
-    await this.write(await WARCSerializer.serialize(rec, { gzip: true }));
-  }
-  async close(): Promise<void> {
-    this.out.end();
-    await once(this.out, 'finish');
-  }
 }
 
 function defaultPrefix(u: URL): string {
@@ -149,8 +108,14 @@ export async function crawlCommand(url: URL, flags: CrawlFlags, cmd: Command): P
   mkdirSync(flags.out, { recursive: true });
   const pagesOut = createWriteStream(join(flags.out, 'pages.jsonl'));
   const validatorsOut = createWriteStream(join(flags.out, 'validators.jsonl'));
-  const warc = flags.warc ? new WarcWriter(join(flags.out, 'crawl.warc.gz')) : null;
-  await warc?.info();
+  const warc = flags.warc
+    ? new WarcWriter({
+        dir: flags.out,
+        prefix: 'crawl',
+        maxBytes: flags.warcMaxSize,
+        info: { robots: 'obey', 'http-header-user-agent': USER_AGENT, isPartOf: task.id, description: `volunteer-crawler crawl ${url.href}` },
+      })
+    : null;
   let final: TaskResult | null = null;
   const write = async (s: WriteStream, line: string) => {
     if (!s.write(line)) await once(s, 'drain');
@@ -177,7 +142,7 @@ export async function crawlCommand(url: URL, flags: CrawlFlags, cmd: Command): P
   const out = await runTask(task, sink, {
     allowPrivate: flags.allowPrivate,
     ...(flags.maxBandwidth ? { bandwidth: new TokenBucket(flags.maxBandwidth) } : {}),
-    ...(warc ? { onResponse: (r: ResponseRecord) => warc.response(r) } : {}),
+    ...(warc ? { archive: warc, archiveErrors: flags.warcErrors } : {}),
     signal: stop.signal,
     onProgress: ({ stats, queued }) => {
       if (!bar) return;
@@ -192,7 +157,14 @@ export async function crawlCommand(url: URL, flags: CrawlFlags, cmd: Command): P
   bar?.stop();
   pagesOut.end();
   validatorsOut.end();
-  await Promise.all([once(pagesOut, 'finish'), once(validatorsOut, 'finish'), warc?.close()]);
+  let archived: WarcSummary | null = null;
+  let warcError: Error | null = null;
+  try {
+    [, , archived] = await Promise.all([once(pagesOut, 'finish'), once(validatorsOut, 'finish'), warc?.close() ?? null]);
+  } catch (err) {
+    warcError = err as Error;
+  }
+  warcError ??= warc?.failure ?? null;
   const f = final as TaskResult | null;
   const summary = {
     url: url.href,
@@ -203,20 +175,28 @@ export async function crawlCommand(url: URL, flags: CrawlFlags, cmd: Command): P
     outcomes: out.outcomes,
     interSiteUrls: f?.interSiteUrls ?? [],
     errors: f?.errors ?? [],
+    ...(archived ? { warc: { files: archived.files, records: archived.counts, ...(warcError ? { error: warcError.message } : {}) } } : {}),
   };
   writeFileSync(join(flags.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
   const s = out.stats;
   process.stderr.write(
-    `${out.status}${out.reason ? ` (${out.reason})` : ''}: ${s.pagesFetched} pages fetched, ${s.pagesChanged} changed, ${s.pagesUnchanged} unchanged (${s.pagesNotModified} via 304), ${s.pagesFailed} failed, ${(s.bytes / 1e6).toFixed(2)} MB in ${(s.downloadMs / 1000).toFixed(1)} s; output in ${flags.out}\n`,
+    `${out.status}${out.reason ? ` (${out.reason})` : ''}: ${s.pagesFetched} pages fetched, ${s.pagesChanged} changed, ${s.pagesUnchanged} unchanged (${s.pagesNotModified} via 304), ${s.pagesFailed} failed, ${(s.bytes / 1e6).toFixed(2)} MB in ${(s.downloadMs / 1000).toFixed(1)} s${warcLine(archived)}; output in ${flags.out}\n`,
   );
-  if (out.status === 'refused' || out.status === 'failed' || out.status === 'robots-unavailable') process.exitCode = 1;
+  if (warcError) process.stderr.write(`volunteer-crawler crawl: writing the WARC files failed: ${warcError.message}\n`);
+  if (out.status === 'refused' || out.status === 'failed' || out.status === 'robots-unavailable' || warcError) process.exitCode = 1;
   if (out.status === 'aborted') process.exitCode = 130;
+}
+
+function warcLine(a: WarcSummary | null): string {
+  if (!a) return '';
+  const c = a.counts;
+  return `; WARC: ${a.files.length} file${a.files.length === 1 ? '' : 's'}, ${c.response ?? 0} responses, ${c.revisit ?? 0} revisits, ${c.request ?? 0} requests`;
 }
 
 export function registerCrawl(program: Command): void {
   program
     .command('crawl')
-    .description('crawl one channel (a host or sub-directory) on this machine and write JSON lines and a WARC file')
+    .description('crawl one channel (a host or sub-directory) on this machine and write JSON lines and WARC files')
     .argument('<url>', 'seed URL; the channel is its origin and directory unless --prefix is given', httpUrl)
     .option('--depth <n>', 'maximum link depth from the seed', int('--depth', 0, 1000), 3)
     .option('--filter <regex>', 'only follow URLs matching this regular expression (repeatable; checked for catastrophic backtracking)', collect)
@@ -226,9 +206,11 @@ export function registerCrawl(program: Command): void {
     .option('--max-pages <n>', 'page cap', int('--max-pages', 1, 1_000_000), 1000)
     .option('--delay <ms>', 'politeness delay between requests (robots.txt Crawl-delay may raise it)', int('--delay', 0, 60_000), 1000)
     .option('--timeout <seconds>', 'deadline for the whole crawl', int('--timeout', 1, 7 * 86_400), 3600)
-    .option('--max-bandwidth <rate>', 'download bandwidth cap, bytes/s (e.g. 500k, 2M)', rate)
-    .option('--known <file>', 'validators.jsonl from an earlier crawl: conditional GET, unchanged pages not written again')
-    .option('--no-warc', 'do not write crawl.warc.gz')
+    .option('--max-bandwidth <rate>', 'download bandwidth cap, bytes/s (e.g. 500k, 2M)', bytesArg('--max-bandwidth', 'bytes per second, e.g. 500k or 2M'))
+    .option('--known <file>', 'validators.jsonl from an earlier crawl: conditional GET; unchanged pages are not written to pages.jsonl again, and become revisit records in the WARC')
+    .option('--no-warc', 'do not write WARC files (crawl-*.warc.gz and their .cdxj indexes)')
+    .addOption(new Option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M, 1G)').argParser(bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G')).default(DEFAULT_WARC_MAX_BYTES, '1G'))
+    .option('--warc-errors', 'archive 4xx and 5xx responses too (robots.txt, redirects and pages always are)', false)
     .option('--no-progress', 'no progress bar')
     .action(async (url: URL, flags: CrawlFlags, cmd: Command) => crawlCommand(url, flags, cmd));
 }

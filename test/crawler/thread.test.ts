@@ -4,7 +4,9 @@ import { sha1_32 } from '../../src/crawler/hash.js';
 import { resultSchema } from '../../src/manager/domain/result-schema.js';
 import { runTask } from '../../src/crawler/thread.js';
 import { pagePath, TestWeb } from '../../testbed/web/testweb.js';
+import type { ArchiveEntry } from '../../src/crawler/warc/record.js';
 import { CollectSink, pathOf, siteTask } from './helpers.js';
+import { sha1Base32 } from './warc-reader.js';
 
 let web: TestWeb;
 const pageIndex = (url: string): number => (pathOf(url) === '/' ? 0 : Number(/\/p\/(\d+)\.html$/.exec(pathOf(url))![1]));
@@ -273,9 +275,12 @@ describe('bad responses', () => {
   it('end in their reported outcomes, never a crash or a hang', async () => {
     const site = web.site('bad');
     const sink = new CollectSink();
+    // What the crawl hands an archive (without archiveErrors): robots.txt, redirects, pages read whole.
+    const archived: ArchiveEntry[] = [];
     const out = await runTask(siteTask(site, { maxDepth: 30 }), sink, {
       allowPrivate: true,
       limits: { headersTimeoutMs: 300, bodyTimeoutMs: 300, maxUrlLength: 1024 },
+      archive: { archive: (e) => void archived.push(e) },
     });
     expect(out.status).toBe('completed');
     const f = sink.final();
@@ -315,6 +320,22 @@ describe('bad responses', () => {
     expect(f.stats.pagesFailed).toBeGreaterThanOrEqual(11);
     // Every part satisfies the storage side's upload schema (contract with src/manager).
     for (const p of sink.parts) expect(resultSchema.safeParse(p).error).toBeUndefined();
+    const archivedPaths = archived.map((e) => (e.kind === 'conversion' ? '' : `${e.exchange.status} ${pathOf(e.exchange.url)}`));
+    expect(archived.every((e) => e.kind === 'response')).toBe(true);
+    expect(archivedPaths).toContain('200 /robots.txt');
+    for (const hop of ['3', '2', '1']) expect(archivedPaths).toContain(`301 /bad/redirect/chain/${hop}`);
+    expect(archivedPaths).toContain('200 /bad/redirect/chain/0');
+    expect(archivedPaths).toContain('302 /bad/redirect/offsite');
+    expect(archivedPaths).toContain('302 /bad/redirect/nolocation');
+    expect(archivedPaths).toContain('200 /bad/latin1.html');
+    // Not read whole or not wanted: nothing to archive; 4xx/5xx only with archiveErrors.
+    for (const p of ['/bad/slow-headers', '/bad/slow-body', '/bad/broken', '/bad/huge', '/bad/huge-chunked', '/bad/bomb.html', '/bad/bad-encoding.html', '/bad/image.png', '/bad/404', '/bad/500']) {
+      expect(archivedPaths.filter((x) => x.endsWith(` ${p}`))).toEqual([]);
+    }
+    // The latin1 page's payload is the bytes sent (not re-encoded), and every payload digest is the body's.
+    const latin1 = archived.find((e) => e.kind === 'response' && pathOf(e.exchange.url) === '/bad/latin1.html')!;
+    if (latin1.kind === 'response') expect(Buffer.from(latin1.exchange.body).toString('latin1')).toContain('caf\u00e9 cr\u00e8me');
+    for (const e of archived) if (e.kind === 'response' && e.exchange.payloadDigest) expect(e.exchange.payloadDigest).toBe(sha1Base32(e.exchange.body));
   });
 
   it('reports an unresolvable host as refused', async () => {

@@ -43,6 +43,11 @@ export interface SiteSpec {
   host?: string;
   /** Loopback address this site listens on (default 127.0.0.1), e.g. 127.0.0.2 for a second address. */
   bindHost?: string;
+  /** Serve the archive cases (/warc/...: repeated and Latin-1 headers with an
+   * odd reason phrase, a chunked body, a redirect) and link them from '/'. */
+  archiveCases?: boolean;
+  /** Keep the last body sent for each path (`site.sentBodies`), as it went on the wire. */
+  recordBodies?: boolean;
 }
 
 export interface TestWebOptions {
@@ -117,6 +122,8 @@ export class Site {
   private readonly changeRng: Rng[] = [];
   private readonly changes: number[][] = [];
   private readonly sockets = new Set<Socket>();
+  /** The last body sent per path (with `recordBodies`), content-encoded as sent. */
+  readonly sentBodies = new Map<string, Buffer>();
 
   constructor(
     readonly spec: SiteSpec,
@@ -217,6 +224,7 @@ export class Site {
     if (ua && st.userAgents.size < 10) st.userAgents.add(ua);
     if (path === '/robots.txt') return this.robots(req, res);
     if (this.spec.bad && path.startsWith('/bad/')) return this.bad(path, req, res);
+    if (this.spec.archiveCases && path.startsWith('/warc/')) return this.archiveCase(path, req, res);
     let i: number;
     if (path === '/') i = 0;
     else {
@@ -299,6 +307,7 @@ export class Site {
       links.push(`<a href="${o.pageUrl(i % o.spec.pages)}">elsewhere</a>`, `<a href="${o.url('/')}">elsewhere home</a>`);
     }
     if (i === 0 && this.spec.bad) for (const p of BAD_PATHS) links.push(`<a href="${p}">${p}</a>`);
+    if (i === 0 && this.spec.archiveCases) for (const p of ARCHIVE_PATHS) links.push(`<a href="${p}">${p}</a>`);
     const head = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>${name} page ${i} v${version}</title><style>p{margin:0}</style><script>var x = "${name}";</script></head><body><h1>${name} page ${i}</h1><p>version ${version} of page ${i} on ${name}</p><nav>${links.join(' ')}</nav><p>`;
     const tail = '</p></body></html>';
     const room = Math.max(0, this.pageBytes - head.length - tail.length);
@@ -314,8 +323,40 @@ export class Site {
       headers['content-encoding'] = 'gzip';
     }
     headers['content-length'] = String(body.length);
+    if (this.spec.recordBodies) this.sentBodies.set((req.url ?? '/').split('#')[0] as string, body);
     res.writeHead(200, headers);
     res.end(body);
+  }
+
+  /** Responses whose exact form an archive must keep. */
+  private archiveCase(path: string, req: IncomingMessage, res: ServerResponse): void {
+    const html = (s: string) => `<html><head><title>${path}</title></head><body>${s}</body></html>`;
+    switch (path) {
+      case '/warc/headers.html': {
+        const body = Buffer.from(html('two cookies and a caf\u00e9'), 'utf8');
+        if (this.spec.recordBodies) this.sentBodies.set(path, body);
+        // A flat array keeps the order and the repeats; Node writes header values as latin1 (0xE9 for é).
+        res.writeHead(200, 'Fine Thanks', [
+          'Content-Type', 'text/html; charset=utf-8',
+          'Set-Cookie', 'a=1; Path=/; HttpOnly',
+          'X-Latin', 'caf\u00e9',
+          'Set-Cookie', 'b=2; Path=/',
+          'Content-Length', String(body.length),
+        ]);
+        return void res.end(body);
+      }
+      case '/warc/chunked.html': {
+        // No Content-Length: Node sends it with Transfer-Encoding: chunked, in two chunks.
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.write('<html><head><title>chunked</title></head><body>first chunk, ');
+        return void res.end('second chunk</body></html>');
+      }
+      case '/warc/moved':
+        res.writeHead(301, { location: '/warc/headers.html', 'content-type': 'text/html' });
+        return void res.end('<html><body>moved to <a href="/warc/headers.html">here</a></body></html>');
+    }
+    res.writeHead(404, { 'content-type': 'text/html' });
+    res.end(html('no such archive case'));
   }
 
   private bad(path: string, req: IncomingMessage, res: ServerResponse): void {
@@ -447,6 +488,9 @@ export const BAD_PATHS = [
   '/bad/500',
   '/bad/trap/',
 ] as const;
+
+/** Paths linked from '/' on a site with `archiveCases: true`. */
+export const ARCHIVE_PATHS = ['/warc/moved', '/warc/headers.html', '/warc/chunked.html', '/warc/gone'] as const;
 
 export function pagePath(i: number): string {
   return i === 0 ? '/' : `/p/${i}.html`;
