@@ -21,8 +21,8 @@ import { createRng, deriveSeed } from '../src/rng.js';
 import { toWireCoord } from '../src/dht/peers.js';
 import { signOrder, type TaskOrder, type SignedEnvelope } from '../src/dht/signing.js';
 import { UPLOAD_PROTOCOL } from '../src/dht/upload.js';
-import { TestNet, waitFor } from '../test/net/harness.js';
-import { ProcessNet } from '../test/net/process-net.js';
+import { TestNet, waitFor } from '../testbed/net/harness.js';
+import { ProcessNet } from '../testbed/net/process-net.js';
 
 const program = new Command('bench:routing')
   .option('--nodes <n>', 'crawlers on the local network', (v) => parseInt(v, 10), 50)

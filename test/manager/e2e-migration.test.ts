@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { TaskManager } from '../../src/crawler/manager.js';
-import { waitFor } from '../net/harness.js';
-import { FakeRunner } from '../net/fake-runner.js';
+import { waitFor } from '../../testbed/net/harness.js';
+import { FakeRunner } from '../../testbed/net/fake-runner.js';
 import { signHandover, type Handover } from '../../src/dht/signing.js';
 import { uploadResult } from '../../src/dht/upload.js';
 import { resultFor } from './helpers.js';

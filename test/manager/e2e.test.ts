@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TaskManager } from '../../src/crawler/manager.js';
-import { waitFor } from '../net/harness.js';
+import { waitFor } from '../../testbed/net/harness.js';
 import { LoopbackNetwork } from './network-fixture.js';
 
 const DAY = 86_400_000;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWeb } from '../../testbed/web/testweb.js';
-import { waitFor } from '../net/harness.js';
+import { waitFor } from '../../testbed/net/harness.js';
 import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../../testbed/processes.js';
 
 const DAY = 86_400_000;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { tempDir } from './helpers.js';
-import { waitFor } from '../net/harness.js';
+import { waitFor } from '../../testbed/net/harness.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const cleanups: (() => void)[] = [];

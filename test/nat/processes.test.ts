@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { NatNet } from '../../testbed/nat/network.js';
 import { namespaceSupport } from '../../testbed/nat/netns.js';
-import { waitFor } from '../net/harness.js';
+import { waitFor } from '../../testbed/net/harness.js';
 import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../../testbed/processes.js';
 
 const unsupported = namespaceSupport();

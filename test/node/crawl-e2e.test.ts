@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskManager } from '../../src/crawler/index.js';
 import { sendTask } from '../../src/dht/task-protocol.js';
 import { TestWeb } from '../../testbed/web/testweb.js';
-import { TestNet, waitFor } from '../net/harness.js';
+import { TestNet, waitFor } from '../../testbed/net/harness.js';
 
 let web: TestWeb;
 const net = new TestNet({

@@ -8,8 +8,8 @@ import { lpStream } from '@libp2p/utils';
 import { embedMatrix, embeddingError, type Coordinate } from '../../src/coords/index.js';
 import { sendTask, TASK_PROTOCOL, TASK_REQUEST_MAX_BYTES } from '../../src/dht/task-protocol.js';
 import { checkHandoverChain, signOrder } from '../../src/dht/signing.js';
-import { TestNet, waitFor } from '../net/harness.js';
-import type { FakeRunner } from '../net/fake-runner.js';
+import { TestNet, waitFor } from '../../testbed/net/harness.js';
+import type { FakeRunner } from '../../testbed/net/fake-runner.js';
 
 const N = 20;
 const FORWARD = 5; // tiny capacity, tasks never finish
