@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-import { runTs } from './run-ts.js';
+// `dht-manager` from the compiled build (see built.js).
+import { runBuilt } from './built.js';
 
-await runTs('src/manager/cli.ts');
+await runBuilt('src/manager/cli.js');

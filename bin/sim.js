@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-import { runTs } from './run-ts.js';
+// `sim` from the compiled build (see built.js).
+import { runBuilt } from './built.js';
 
-await runTs('sim/cli.ts');
+await runBuilt('sim/cli.js');

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-import { runTs } from './run-ts.js';
+// `volunteer-crawler` from the compiled build (see built.js).
+import { runBuilt } from './built.js';
 
-await runTs('src/node/cli.ts');
+await runBuilt('src/node/cli.js');

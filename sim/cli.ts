@@ -1,4 +1,7 @@
+#!/usr/bin/env node
 // `sim`: the discrete-event simulator that replays the paper's experiments.
+// First, as in every entry point: the Node 20 polyfill (src/polyfill.ts).
+import '../src/polyfill.js';
 import { existsSync, statSync } from 'node:fs';
 import { Option } from 'commander';
 import { SingleBar } from 'cli-progress';

@@ -1,5 +1,8 @@
+#!/usr/bin/env node
 // `volunteer-crawler`: the program a volunteer runs. Each verb lives in its own
 // module and registers itself here.
+// First: libp2p 3 needs Promise.withResolvers before any of it loads (Node 20).
+import '../polyfill.js';
 import { createProgram, runProgram } from '../cli.js';
 import { registerJoin } from './join.js';
 

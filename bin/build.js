@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// `npm run build` (also run by `npm install`/`npm ci` in the repository and
+// before `npm pack`, through the `prepare` script): compiles src/, sim/ and
+// testbed/ with tsc into dist/, keeping the repository's layout, and copies
+// what tsc does not emit: every other file under those folders (the
+// dashboard's static files) and the latency dataset under data/. dist/ is
+// rebuilt from scratch, so a moved or deleted source leaves nothing behind.
+// `--if-stale` builds only when a source is newer than the stamp file the
+// build writes last (tests, benchmarks and the demo run it first, so they never
+// run an old build of edited sources).
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+/** Folders compiled into dist/ (tsconfig.build.json's include) whose other files are copied too. */
+const SOURCES = ['src', 'sim', 'testbed'];
+/** Runtime data copied as it is. */
+const DATA = ['data'];
+const STAMP = join(dist, '.build-stamp');
+/** Files outside SOURCES and DATA whose change changes the build. */
+const CONFIG = ['tsconfig.json', 'tsconfig.build.json', 'bin/build.js'];
+
+function* files(dir) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* files(p);
+    else if (e.isFile()) yield p;
+  }
+}
+
+function newestInput() {
+  let newest = 0;
+  const see = (p) => {
+    newest = Math.max(newest, statSync(p).mtimeMs);
+  };
+  for (const dir of [...SOURCES, ...DATA]) {
+    try {
+      for (const f of files(join(root, dir))) see(f);
+    } catch {
+      /* absent folder */
+    }
+  }
+  for (const f of CONFIG) see(join(root, f));
+  return newest;
+}
+
+function fresh() {
+  try {
+    return statSync(STAMP).mtimeMs >= newestInput();
+  } catch {
+    return false;
+  }
+}
+
+if (process.argv.includes('--if-stale') && fresh()) process.exit(0);
+rmSync(dist, { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+if (r.status !== 0) {
+  console.error('build: tsc failed');
+  process.exit(r.status ?? 1);
+}
+let copied = 0;
+for (const dir of SOURCES) {
+  let all;
+  try {
+    all = [...files(join(root, dir))];
+  } catch {
+    continue; // a folder that does not exist (yet)
+  }
+  for (const f of all) {
+    if (f.endsWith('.ts')) continue;
+    const to = join(dist, relative(root, f));
+    mkdirSync(dirname(to), { recursive: true });
+    cpSync(f, to);
+    copied++;
+  }
+}
+for (const dir of DATA) cpSync(join(root, dir), join(dist, dir), { recursive: true });
+writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+if (process.env.npm_lifecycle_event !== 'prepare') console.error(`build: dist/ compiled, ${copied} asset file(s) and ${DATA.join(', ')}/ copied`);
