@@ -6,3 +6,4 @@ export * from './latency.js';
 export * from './embed.js';
 export * from './eval.js';
 export * from './plausibility.js';
+export * from './adaptive.js';

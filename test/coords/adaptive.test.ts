@@ -1,0 +1,81 @@
+// The adaptive probing pace: pure, so driven here with synthetic samples.
+import { describe, expect, it } from 'vitest';
+import { AdaptiveProbing, adaptiveProbeOptions, sampleAgrees, DEFAULT_ADAPTIVE_PROBE } from '../../src/coords/index.js';
+import { createRng } from '../../src/rng.js';
+
+const pace = (o = {}) => new AdaptiveProbing({ jitter: 0, ...o }, createRng(1));
+
+describe('adaptive probing pace', () => {
+  it('validates its options and names the bad one', () => {
+    expect(adaptiveProbeOptions()).toEqual(DEFAULT_ADAPTIVE_PROBE);
+    expect(() => adaptiveProbeOptions({ maxIntervalMs: 10, minIntervalMs: 100 })).toThrow(/maxIntervalMs/);
+    expect(() => adaptiveProbeOptions({ growth: 1 })).toThrow(/growth/);
+    expect(() => adaptiveProbeOptions({ shrink: 0.5 })).toThrow(/shrink/);
+    expect(() => adaptiveProbeOptions({ jitter: 1 })).toThrow(/jitter/);
+    expect(() => adaptiveProbeOptions({ fastFanout: 0 })).toThrow(/fastFanout/);
+    expect(() => adaptiveProbeOptions({ bogus: 1 } as never)).toThrow(/unknown option 'bogus'/);
+  });
+
+  it('agreement is relative, with an absolute floor for sub-millisecond RTTs', () => {
+    const o = { agreeError: 0.15, agreeToleranceMs: 2 };
+    expect(sampleAgrees(110, 100, o)).toBe(true);
+    expect(sampleAgrees(120, 100, o)).toBe(false);
+    // 0.3 ms against 1.2 ms predicted is a 300% error, and nothing at all on a LAN.
+    expect(sampleAgrees(1.2, 0.3, o)).toBe(true);
+  });
+
+  it('probes at full speed through the warm-up, whatever the samples say', () => {
+    const p = pace({ warmupSamples: 5 });
+    for (let i = 0; i < 5; i++) p.observe(100, 100);
+    expect(p.fast).toBe(true);
+    expect(p.fanout()).toBe(DEFAULT_ADAPTIVE_PROBE.fastFanout);
+    expect(p.nextDelay()).toBe(DEFAULT_ADAPTIVE_PROBE.minIntervalMs);
+  });
+
+  it('backs off to the longest gap while samples agree, one probe a round', () => {
+    const p = pace();
+    let n = 0;
+    while (p.intervalMs < DEFAULT_ADAPTIVE_PROBE.maxIntervalMs && n < 100) {
+      p.observe(100, 103);
+      n++;
+    }
+    expect(p.intervalMs).toBe(DEFAULT_ADAPTIVE_PROBE.maxIntervalMs);
+    // 1 s to 30 s at ×1.5 a sample: 9 agreeing samples after the warm-up.
+    expect(n).toBe(DEFAULT_ADAPTIVE_PROBE.warmupSamples + 9);
+    expect(p.settled).toBe(true);
+    expect(p.fanout()).toBe(1);
+  });
+
+  it('speeds up again when RTTs stop fitting the coordinates (something moved)', () => {
+    const p = pace();
+    for (let i = 0; i < 30; i++) p.observe(100, 100);
+    expect(p.intervalMs).toBe(30_000);
+    // A peer moved: its RTT is now 300 ms where the coordinates say 100.
+    const gaps: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      p.observe(100, 300);
+      gaps.push(p.intervalMs);
+    }
+    expect(gaps).toEqual([15_000, 7_500, 3_750, 1_875, 1_000, 1_000]);
+    expect(p.fast).toBe(true);
+  });
+
+  it('holds a long gap when most samples agree and a short one when most do not', () => {
+    const run = (agreeShare: number) => {
+      const p = pace();
+      const rng = createRng(9);
+      for (let i = 0; i < 2000; i++) p.observe(100, rng.next() < agreeShare ? 100 : 200);
+      return p.intervalMs;
+    };
+    expect(run(0.9)).toBeGreaterThan(10_000);
+    expect(run(0.3)).toBeLessThan(2_000);
+  });
+
+  it('jitters each gap within the configured spread', () => {
+    const p = new AdaptiveProbing({ jitter: 0.2 }, createRng(3));
+    const delays = Array.from({ length: 200 }, () => p.nextDelay());
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(800);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(1200);
+    expect(new Set(delays.map((d) => Math.round(d))).size).toBeGreaterThan(50);
+  });
+});
