@@ -15,13 +15,12 @@ export interface AnnouncerOptions {
   cells?: CellOptions;
   /** How often to check whether our cells changed, ms. */
   checkMs?: number;
-  /** Do not announce before the coordinate's error estimate is below this. */
-  maxError?: number;
   /** Minimum gap between re-announcements after a cell change, ms: a drifting
    * coordinate must not turn into a storm of provides. */
   minGapMs?: number;
-  /** Extra readiness condition (e.g. enough Vivaldi samples). */
-  ready?: () => boolean;
+  /** Whether the coordinate is worth announcing yet (enough Vivaldi samples,
+   * and a low error estimate or samples that agree with it). */
+  ready: () => boolean;
   log?: Logger;
 }
 
@@ -56,9 +55,8 @@ export class Announcer {
   /** Announces the cells of the current coordinate, if they changed. */
   async check(): Promise<void> {
     if (this.busy || !this.running) return;
+    if (!this.o.ready()) return;
     const c = this.o.coord();
-    if (c.error > (this.o.maxError ?? 0.5)) return;
-    if (this.o.ready !== undefined && !this.o.ready()) return;
     this.busy = true;
     try {
       const cellOpts = this.o.cells ?? DEFAULT_CELLS;

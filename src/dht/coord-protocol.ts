@@ -10,6 +10,14 @@
 // the sender is leaving: the receiver stops routing to it at once instead of
 // waiting for its provider records to expire.
 //
+// Whom and how often a crawler probes: a bounded neighbour set (neighbours.ts:
+// its nearest crawlers plus a few random ones, rotated slowly) at a pace that
+// adapts to its own Vivaldi error (src/coords/adaptive.ts: fast while samples
+// disagree with the coordinates, backing off to tens of seconds while they
+// agree). Neighbours are tagged in
+// the peer store so the connection manager keeps their connections when it
+// prunes down to its bound.
+//
 // The responder may hold its reply to a probe for `probeDelay(remotePeer)` ms:
 // the test network uses this hook to impose a latency matrix on loopback.
 import { setMaxListeners } from 'node:events';
@@ -17,9 +25,10 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { IdentifyResult, Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
-import type { VivaldiNode } from '../coords/index.js';
+import type { VivaldiNode, AdaptiveProbeOptions } from '../coords/index.js';
 import type { Rng } from '../rng.js';
-import { predictRtt } from '../coords/index.js';
+import { AdaptiveProbing, predictRtt } from '../coords/index.js';
+import { NeighbourSet, type Candidate, type NeighbourChange, type NeighbourOptions } from './neighbours.js';
 import { coordSchema } from './signing.js';
 import { PeerTable, fromWireCoord, toWireCoord, type Load } from './peers.js';
 import { jsonChannel } from './wire.js';
@@ -27,6 +36,9 @@ import { PeerRateLimiter } from './rate-limit.js';
 
 export const COORD_PROTOCOL = '/volcrawl/coord/1.0.0';
 export const COORD_MAX_BYTES = 4096;
+/** Peer-store tag on neighbours: the connection manager prunes untagged connections first. */
+export const NEIGHBOUR_TAG = 'volcrawl-neighbour';
+const NEIGHBOUR_TAG_VALUE = 60;
 
 const count = z.number().int().min(0).max(1_000_000);
 export const loadSchema = z.object({ running: count, queued: count, free: count });
@@ -59,15 +71,19 @@ export interface CoordServiceOptions {
   rng: Rng;
   /** Test hook: ms to hold the reply to a probe from `remote`. */
   probeDelay?: (remote: string) => number;
-  /** Gap between probing rounds, ms. */
+  /** Shortest gap between probing rounds (full speed), ms; adaptive.minIntervalMs. */
   intervalMs?: number;
-  /** Probes per round. */
+  /** Probes per round at full speed; adaptive.fastFanout. */
   fanout?: number;
-  /** Size of the near-neighbour set sampled from. */
-  nearCount?: number;
+  /** The probing pace (src/coords/adaptive.ts); intervalMs and fanout override its fields. */
+  adaptive?: Partial<AdaptiveProbeOptions>;
+  /** The neighbour set's bounds (neighbours.ts). */
+  neighbours?: Partial<NeighbourOptions>;
   timeoutMs?: number;
-  /** RTT samples per peer whose minimum feeds Vivaldi. */
+  /** RTT samples per peer whose minimum feeds Vivaldi… */
   minWindow?: number;
+  /** …if not older than this, ms. */
+  windowMs?: number;
   log?: Logger;
 }
 
@@ -80,7 +96,9 @@ export class CoordService {
   /** Aborts the imposed probe delays on stop. Every delayed reply in progress
    * listens on it, so it may have many listeners at once by design. */
   private readonly closing = unboundedController();
-  private readonly windows = new Map<string, number[]>();
+  private readonly windows = new Map<string, { at: number; rttMs: number }[]>();
+  readonly pace: AdaptiveProbing;
+  readonly neighbours: NeighbourSet;
   /** Accepted Vivaldi samples. */
   samples = 0;
   probesOk = 0;
@@ -88,6 +106,16 @@ export class CoordService {
 
   constructor(opts: CoordServiceOptions) {
     this.o = opts;
+    this.pace = new AdaptiveProbing(
+      {
+        ...opts.adaptive,
+        ...(opts.intervalMs !== undefined ? { minIntervalMs: opts.intervalMs } : {}),
+        ...(opts.fanout !== undefined ? { fastFanout: opts.fanout } : {}),
+        ...(opts.intervalMs !== undefined && opts.adaptive?.maxIntervalMs === undefined && opts.intervalMs > 30_000 ? { maxIntervalMs: opts.intervalMs } : {}),
+      },
+      opts.rng,
+    );
+    this.neighbours = new NeighbourSet(opts.neighbours ?? {}, opts.rng);
   }
 
   async start(): Promise<void> {
@@ -119,6 +147,11 @@ export class CoordService {
     await this.o.libp2p.unhandle(COORD_PROTOCOL).catch(() => undefined);
   }
 
+  /** The probing pace has backed off: samples agree with this node's coordinate. */
+  get settled(): boolean {
+    return this.pace.settled;
+  }
+
   private myCoord() {
     return this.o.vivaldi !== undefined ? toWireCoord(this.o.vivaldi.coord) : undefined;
   }
@@ -129,44 +162,56 @@ export class CoordService {
     this.timer.unref?.();
   }
 
-  /** Candidates for probing: connected peers plus every crawler we know of. */
-  private candidates(): string[] {
+  /** Crawlers this node could measure: every live crawler it has heard of,
+   * plus connected peers not known to be something else (a connection is
+   * news of life: a crawler marked down after one failed exchange comes back). */
+  private candidates(): Candidate[] {
     const self = this.o.libp2p.peerId.toString();
-    const ids = new Set<string>();
-    for (const p of this.o.libp2p.getPeers()) ids.add(p.toString());
-    for (const p of this.o.peers.all()) if (p.crawler && !p.down) ids.add(p.id);
-    ids.delete(self);
-    for (const p of this.o.peers.all()) if (!p.crawler) ids.delete(p.id);
-    return [...ids];
+    const out = new Map<string, Candidate>();
+    for (const p of this.o.peers.all()) if (p.crawler && !p.down) out.set(p.id, { id: p.id, coord: p.coord });
+    for (const peer of this.o.libp2p.getPeers()) {
+      const id = peer.toString();
+      const known = this.o.peers.get(id);
+      if (!out.has(id) && known?.crawler !== false) out.set(id, { id, coord: known?.coord });
+    }
+    out.delete(self);
+    return [...out.values()];
   }
 
+  /** Refreshes the neighbour set and picks this round's targets. */
   private pick(): string[] {
-    const cands = this.candidates();
-    const fanout = this.o.fanout ?? 3;
-    if (cands.length === 0) return [];
-    const chosen = new Set<string>();
-    const rng = this.o.rng;
     const me = this.o.vivaldi?.coord;
-    // One near neighbour per round, once our estimate is settling.
-    if (me !== undefined && me.error < 0.6) {
-      const near = this.o.peers
-        .crawlers()
-        .map((p) => ({ id: p.id, d: predictRtt(me, p.coord!) }))
-        .sort((a, b) => a.d - b.d)
-        .slice(0, this.o.nearCount ?? 8);
-      if (near.length > 0) chosen.add(near[Math.floor(rng.next() * near.length)]!.id);
+    const error = me?.error ?? Infinity;
+    const cands = this.candidates();
+    // Near and far only mean something once our own estimate is settling.
+    this.retag(this.neighbours.update(cands, me !== undefined && error < 0.6 ? me : undefined));
+    this.retag(this.neighbours.rotate(cands));
+    return this.neighbours.pick(this.pace.fanout());
+  }
+
+  /** Tags new neighbours and untags old ones in the peer store (connection pruning keeps tagged peers). */
+  private retag(change: NeighbourChange): void {
+    const tag = (id: string, on: boolean) => {
+      let pid: PeerId;
+      try {
+        pid = peerIdFromString(id);
+      } catch {
+        return;
+      }
+      this.o.libp2p.peerStore
+        .merge(pid, { tags: { [NEIGHBOUR_TAG]: on ? { value: NEIGHBOUR_TAG_VALUE } : undefined } })
+        .catch((err: unknown) => this.o.log?.debug({ peer: id, err: String(err) }, 'neighbour tag failed'));
+    };
+    for (const id of change.added) tag(id, true);
+    for (const id of change.removed) {
+      tag(id, false);
+      this.windows.delete(id);
     }
-    // The rest uniformly at random: far peers keep the global geometry right.
-    let guard = 0;
-    while (chosen.size < Math.min(fanout, cands.length) && guard++ < 100) {
-      chosen.add(cands[Math.floor(rng.next() * cands.length)]!);
-    }
-    return [...chosen];
   }
 
   private round(): void {
     if (!this.running) return;
-    const maxInflight = (this.o.fanout ?? 3) * 2;
+    const maxInflight = this.pace.opts.fastFanout * 2;
     for (const id of this.pick()) {
       if (this.inflight >= maxInflight) break;
       this.inflight++;
@@ -174,29 +219,38 @@ export class CoordService {
         .then(() => this.probesOk++)
         .catch((err: unknown) => {
           this.probesFailed++;
+          if (this.neighbours.remove(id)) this.retag({ added: [], removed: [id] });
           this.o.log?.debug({ peer: id, err: String(err) }, 'coordinate probe failed');
         })
         .finally(() => this.inflight--);
     }
-    this.schedule(this.o.intervalMs ?? 1000);
+    this.schedule(this.pace.nextDelay());
   }
 
   /** Measures the RTT to `peer`, learns its coordinate and load, updates Vivaldi. */
   async probe(peer: string): Promise<number> {
     const { reply, rttMs } = await this.request(peer, 'probe');
-    // Queueing only ever adds delay: feed Vivaldi the minimum of the last few
-    // samples to this peer (as ping's min RTT), not the latest.
+    // Queueing only ever adds delay: Vivaldi gets the minimum of the last few
+    // samples to this peer (as ping's min RTT), not the latest — but only of
+    // samples from the last `windowMs`, so an RTT that grew (a peer moved)
+    // shows within minutes even when the peer is probed rarely.
+    const now = performance.now();
     let w = this.windows.get(peer);
     if (w === undefined) {
       if (this.windows.size >= 4096) this.windows.delete(this.windows.keys().next().value!);
       w = [];
       this.windows.set(peer, w);
     }
-    w.push(rttMs);
-    if (w.length > (this.o.minWindow ?? 4)) w.shift();
-    const best = Math.min(...w);
-    if (reply.coord !== undefined && this.o.vivaldi !== undefined && reply.crawler) {
-      if (this.o.vivaldi.update(fromWireCoord(reply.coord), best, peer)) this.samples++;
+    w.push({ at: now, rttMs });
+    const horizon = now - (this.o.windowMs ?? 300_000);
+    while (w.length > 1 && (w.length > (this.o.minWindow ?? 4) || w[0]!.at < horizon)) w.shift();
+    const best = Math.min(...w.map((x) => x.rttMs));
+    const viv = this.o.vivaldi;
+    if (viv !== undefined && reply.coord !== undefined && reply.crawler) {
+      const remote = fromWireCoord(reply.coord);
+      // The pace judges the sample against the prediction made before it counts.
+      this.pace.observe(predictRtt(viv.coord, remote), best);
+      if (viv.update(remote, best, peer)) this.samples++;
     }
     return best;
   }

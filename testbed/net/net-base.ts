@@ -11,7 +11,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import type { PrivateKey } from '@libp2p/interface';
-import { loadDefaultLatency, placeHost, type Coordinate, type LatencyMatrix, type VivaldiOptions } from '../../src/coords/index.js';
+import { loadDefaultLatency, placeHost, type AdaptiveProbeOptions, type Coordinate, type LatencyMatrix, type VivaldiOptions } from '../../src/coords/index.js';
 import { createRng, deriveSeed, type Rng } from '../../src/rng.js';
 import type { ResultSink } from '../../src/crawler/task.js';
 import type { TaskRunner, VolunteerNodeOptions } from '../../src/node/node.js';
@@ -28,6 +28,8 @@ export interface VolunteerTuning {
   seed?: number;
   coordIntervalMs?: number;
   coordFanout?: number;
+  /** The probing pace (src/coords/adaptive.ts). */
+  coordPace?: Partial<AdaptiveProbeOptions>;
   providerTtlMs?: number;
   vivaldi?: Partial<VivaldiOptions>;
   cells?: CellOptions;
@@ -73,6 +75,7 @@ export function volunteerOptions(
     vivaldi: t.vivaldi,
     coordIntervalMs: t.coordIntervalMs ?? 1000,
     coordFanout: t.coordFanout ?? 2,
+    coordPace: t.coordPace,
     // Test nodes share CPUs (one process, or many processes on few cores): the
     // queueing that adds only ever inflates an RTT, so a longer min-filter
     // window removes it.
@@ -80,7 +83,7 @@ export function volunteerOptions(
     providerTtlMs: t.providerTtlMs ?? 300_000,
     announceCheckMs: 1000,
     announceMinGapMs: 20_000,
-    announceMaxError: process.env.NOANN ? -1 : undefined,
+    ...(process.env.NOANN ? { announceMinSamples: Infinity } : {}),
     cells: t.cells,
     taskRateLimit: t.taskRateLimit,
     routerCacheTtlMs: t.routerCacheTtlMs,

@@ -1,0 +1,139 @@
+// The bounded set of peers a node measures RTTs to for Vivaldi: its `near`
+// nearest crawlers by predicted RTT (they sharpen the local geometry, which
+// is what routing to a nearby crawler needs) and `far` crawlers drawn at
+// random (they keep the global geometry right, as in Vivaldi's paper). Every
+// `rotateEvery` picks one far member is swapped for a peer outside the set, so
+// the node keeps meeting new peers without probing — and connecting to —
+// everyone it knows. Plain data in, ids out: the coordinate service keeps the
+// libp2p side (connections, tags).
+import { predictRtt, type Coordinate } from '../coords/index.js';
+import type { Rng } from '../rng.js';
+
+export interface NeighbourOptions {
+  /** Nearest crawlers kept (by predicted RTT), once this node's coordinate is settled. */
+  near: number;
+  /** Random crawlers kept. */
+  far: number;
+  /** Picks between swaps of one far member for a peer outside the set. */
+  rotateEvery: number;
+}
+
+export const DEFAULT_NEIGHBOURS: Readonly<NeighbourOptions> = Object.freeze({ near: 8, far: 8, rotateEvery: 8 });
+
+/** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
+export function neighbourOptions(partial: Partial<NeighbourOptions> = {}): NeighbourOptions {
+  const o = { ...DEFAULT_NEIGHBOURS, ...Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) };
+  for (const k of ['near', 'far', 'rotateEvery'] as const) {
+    if (!Number.isInteger(o[k]) || o[k] < 0 || o[k] > 1024) throw new RangeError(`neighbourOptions: ${k} must be an integer in 0..1024, got ${o[k]}`);
+  }
+  if (o.near + o.far < 1) throw new RangeError('neighbourOptions: near + far must be at least 1');
+  if (o.rotateEvery < 1) throw new RangeError('neighbourOptions: rotateEvery must be at least 1');
+  return o;
+}
+
+/** A crawler the node could measure: its id and, when known, its coordinate. */
+export interface Candidate {
+  id: string;
+  coord?: Coordinate;
+}
+
+export interface NeighbourChange {
+  added: string[];
+  removed: string[];
+}
+
+export class NeighbourSet {
+  readonly opts: NeighbourOptions;
+  private near: string[] = [];
+  private far: string[] = [];
+  private picks = 0;
+  private turn = 0;
+
+  constructor(opts: Partial<NeighbourOptions>, private readonly rng: Rng) {
+    this.opts = neighbourOptions(opts);
+  }
+
+  /** Every member, near first. */
+  members(): string[] {
+    return [...this.near, ...this.far];
+  }
+
+  has(id: string): boolean {
+    return this.near.includes(id) || this.far.includes(id);
+  }
+
+  get size(): number {
+    return this.near.length + this.far.length;
+  }
+
+  /** Recomputes the set from the live candidates. `me` is this node's
+   * coordinate when it is settled enough to tell near from far (until then
+   * every slot is filled at random). Members no longer among the candidates
+   * (left, failed, turned out not to be crawlers) drop out. */
+  update(candidates: Candidate[], me: Coordinate | undefined): NeighbourChange {
+    const before = new Set(this.members());
+    const live = new Map(candidates.map((c) => [c.id, c]));
+    const cap = this.opts.near + this.opts.far;
+    if (me !== undefined && this.opts.near > 0) {
+      this.near = candidates
+        .filter((c) => c.coord !== undefined)
+        .map((c) => ({ id: c.id, d: predictRtt(me, c.coord!) }))
+        .sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1))
+        .slice(0, this.opts.near)
+        .map((x) => x.id);
+    } else this.near = [];
+    const nearSet = new Set(this.near);
+    this.far = this.far.filter((id) => live.has(id) && !nearSet.has(id));
+    const room = Math.min(cap - this.near.length, candidates.length - this.near.length);
+    if (this.far.length < room) {
+      const outside = candidates.map((c) => c.id).filter((id) => !nearSet.has(id) && !this.far.includes(id));
+      while (this.far.length < room && outside.length > 0) this.far.push(takeRandom(outside, this.rng));
+    }
+    if (this.far.length > room) this.far.length = Math.max(0, room);
+    const after = new Set(this.members());
+    return { added: [...after].filter((id) => !before.has(id)), removed: [...before].filter((id) => !after.has(id)) };
+  }
+
+  /** Swaps one far member for a random candidate outside the set, every
+   * `rotateEvery` picks (call before `pick`). */
+  rotate(candidates: Candidate[]): NeighbourChange {
+    if (this.picks < this.opts.rotateEvery || this.far.length === 0) return { added: [], removed: [] };
+    this.picks = 0;
+    const outside = candidates.map((c) => c.id).filter((id) => !this.has(id));
+    if (outside.length === 0) return { added: [], removed: [] };
+    const i = Math.floor(this.rng.next() * this.far.length);
+    const removed = this.far[i]!;
+    const added = takeRandom(outside, this.rng);
+    this.far[i] = added;
+    return { added: [added], removed: [removed] };
+  }
+
+  /** Drops a member at once (it failed to answer or said goodbye). */
+  remove(id: string): boolean {
+    const n = this.size;
+    this.near = this.near.filter((x) => x !== id);
+    this.far = this.far.filter((x) => x !== id);
+    return this.size < n;
+  }
+
+  /** Up to `k` distinct members to probe now, alternating between the near and
+   * the far part so both stay measured. */
+  pick(k: number): string[] {
+    const out: string[] = [];
+    const parts = [this.near, this.far].filter((p) => p.length > 0);
+    if (parts.length === 0) return out;
+    for (let guard = 0; out.length < Math.min(k, this.size) && guard < 8 * k; guard++) {
+      const part = parts[this.turn++ % parts.length]!;
+      const id = part[Math.floor(this.rng.next() * part.length)]!;
+      if (!out.includes(id)) out.push(id);
+    }
+    this.picks += out.length;
+    return out;
+  }
+}
+
+function takeRandom(xs: string[], rng: Rng): string {
+  const i = Math.floor(rng.next() * xs.length);
+  const [x] = xs.splice(i, 1);
+  return x!;
+}
