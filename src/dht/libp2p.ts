@@ -1,6 +1,14 @@
 // The libp2p stack of a volcrawl peer: TCP, Noise, Yamux, identify, ping and a
-// kad-dht on this network's own protocol name, with short-lived provider
-// records (the crawler population churns).
+// kad-dht on this network's own protocol name, with provider records that
+// outlive a few minutes of churn but not a departed crawler by much.
+//
+// Tuned for a node that must not be noticed on a volunteer's PC (docs/node.md,
+// "What an idle node costs"): every periodic exchange costs CPU on two nodes,
+// so liveness is checked once a minute (libp2p's connection monitor; yamux's
+// own keep-alive is off), kad-dht queries ask 3 peers at a time on 3 disjoint
+// paths (the Kademlia paper's α; libp2p's default of 10 and 10 contacts most
+// of a small network per query), and provider records live 10 minutes,
+// re-provided at half-life.
 import { createLibp2p, type Libp2p } from 'libp2p';
 import { tcp } from '@libp2p/tcp';
 import { noise } from '@chainsafe/libp2p-noise';
@@ -12,6 +20,16 @@ import type { Identify } from '@libp2p/identify';
 import type { PrivateKey } from '@libp2p/interface';
 
 export const DHT_PROTOCOL = '/volcrawl/kad/1.0.0';
+/** Default lifetime of provider records (cell announcements), ms. A crawler
+ * that vanishes stays announced this long at most; routers skip it sooner,
+ * on its first failed exchange. */
+export const DEFAULT_PROVIDER_TTL_MS = 600_000;
+/** Connections a volunteer keeps at most: its neighbours (16) and kad-dht's
+ * closest peers (20) are tagged and kept; beyond the bound libp2p closes the
+ * least valuable (untagged) ones first. */
+export const VOLUNTEER_MAX_CONNECTIONS = 48;
+/** Gap between liveness pings on each connection, ms (libp2p's default is 10 s). */
+export const DEFAULT_PING_INTERVAL_MS = 60_000;
 
 export type VolcrawlServices = {
   identify: Identify;
@@ -28,7 +46,10 @@ export interface Libp2pOptions {
   allowPrivateAddrs?: boolean;
   /** Lifetime of provider records, ms. Re-provided at half-life. */
   providerTtlMs?: number;
+  /** Connection bound (default 200, the manager's; volunteers use VOLUNTEER_MAX_CONNECTIONS). */
   maxConnections?: number;
+  /** Gap between liveness pings on each connection, ms. */
+  pingIntervalMs?: number;
   dialTimeoutMs?: number;
   /** Inbound connections per second accepted from one IP (libp2p default 5;
    * a one-host test network needs far more). */
@@ -39,7 +60,8 @@ export interface Libp2pOptions {
 }
 
 export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<VolcrawlLibp2p> {
-  const ttl = opts.providerTtlMs ?? 120_000;
+  const ttl = opts.providerTtlMs ?? DEFAULT_PROVIDER_TTL_MS;
+  const scale = opts.timeoutScale ?? 1;
   return createLibp2p({
     privateKey: opts.privateKey,
     addresses: {
@@ -48,14 +70,15 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
     },
     transports: [tcp()],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
+    streamMuxers: [yamux({ enableKeepAlive: false })],
+    connectionMonitor: { pingInterval: opts.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS, pingTimeout: { minTimeout: 5_000 * scale, maxTimeout: 60_000 * scale } },
     connectionManager: {
       maxConnections: opts.maxConnections ?? 200,
-      dialTimeout: opts.dialTimeoutMs ?? 10_000 * (opts.timeoutScale ?? 1),
-      addressDialTimeout: 6_000 * (opts.timeoutScale ?? 1),
-      inboundUpgradeTimeout: 10_000 * (opts.timeoutScale ?? 1),
-      inboundStreamProtocolNegotiationTimeout: 10_000 * (opts.timeoutScale ?? 1),
-      outboundStreamProtocolNegotiationTimeout: 10_000 * (opts.timeoutScale ?? 1),
+      dialTimeout: opts.dialTimeoutMs ?? 10_000 * scale,
+      addressDialTimeout: 6_000 * scale,
+      inboundUpgradeTimeout: 10_000 * scale,
+      inboundStreamProtocolNegotiationTimeout: 10_000 * scale,
+      outboundStreamProtocolNegotiationTimeout: 10_000 * scale,
       ...(opts.inboundConnectionThreshold !== undefined
         ? { inboundConnectionThreshold: opts.inboundConnectionThreshold, maxIncomingPendingConnections: Math.max(10, opts.inboundConnectionThreshold) }
         : {}),
@@ -68,8 +91,12 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
         clientMode: false,
         peerInfoMapper: opts.allowPrivateAddrs === true ? passthroughMapper : removePrivateAddressesMapper,
         initialQuerySelfInterval: 100,
+        alpha: 3,
+        disjointPaths: 3,
         providers: { provideValidity: Math.ceil(ttl / 1000), cleanupInterval: Math.max(1, Math.ceil(ttl / 3000)) },
-        reprovide: { validity: ttl, threshold: Math.floor(ttl / 2), interval: Math.max(1000, Math.floor(ttl / 4)) },
+        // The re-provide scan is local (a walk over our own records); only the
+        // records past half-life cost a network query.
+        reprovide: { validity: ttl, threshold: Math.floor(ttl / 2), interval: Math.max(1000, Math.min(60_000, Math.floor(ttl / 4))) },
       }),
     },
   });

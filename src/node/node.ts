@@ -1,7 +1,9 @@
 // A volunteer node: the libp2p stack, the coordinate protocol feeding Vivaldi,
 // coordinate-cell announcements, the task protocol in front of a task runner
 // (src/crawler's TaskManager), result uploads, a status snapshot and graceful
-// shutdown with task migration.
+// shutdown with task migration. The parts with a life cycle are NodeServices,
+// started in order and stopped in reverse; more can be plugged in
+// (`VolunteerNodeOptions.services`).
 import type { Logger } from 'pino';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { peerIdFromString } from '@libp2p/peer-id';
@@ -9,7 +11,7 @@ import { VivaldiNode, type VivaldiOptions } from '../coords/index.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
 import { parseTask } from '../crawler/task.js';
-import { startLibp2pPeer, stopLibp2pQuietly, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { ManagerLink } from './manager-link.js';
 import { PeerTable, toWireCoord } from '../dht/peers.js';
 import { CoordService } from '../dht/coord-protocol.js';
@@ -18,6 +20,8 @@ import { TaskReceiver } from '../dht/task-protocol.js';
 import { Router, type RouteResult } from '../dht/router.js';
 import { uploadResult } from '../dht/upload.js';
 import type { CellOptions } from '../dht/cells.js';
+import type { AdaptiveProbeOptions } from '../coords/index.js';
+import type { NeighbourOptions } from '../dht/neighbours.js';
 import { MAX_HANDOVER_LINKS, signHandover, type Handover, type SignedEnvelope, type TaskOrder } from '../dht/signing.js';
 import type { RateLimitOptions } from '../dht/rate-limit.js';
 
@@ -28,6 +32,15 @@ export interface TaskRunner {
   /** Stop accepting, abort running tasks, return queued + running ones. */
   drain(): Promise<Task[]>;
   close(): Promise<void>;
+}
+
+/** A part of the node with a life cycle (the coordinate service, announcements,
+ * the manager link…): started in order once the libp2p stack runs, stopped in
+ * reverse order on shutdown. */
+export interface NodeService {
+  readonly name: string;
+  start(): Promise<void> | void;
+  stop?(): Promise<void> | void;
 }
 
 export class BootstrapError extends Error {
@@ -64,12 +77,21 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   vivaldi?: Partial<VivaldiOptions>;
   /** Test hook: delay before answering a coordinate probe from `remote`. */
   probeDelay?: (remote: string) => number;
+  /** Shortest gap between probing rounds (while the coordinate is unsettled), ms. */
   coordIntervalMs?: number;
+  /** Longest gap between probing rounds (once settled), ms. */
+  coordMaxIntervalMs?: number;
+  /** Probes per round while unsettled. */
   coordFanout?: number;
+  /** The rest of the probing pace (src/coords/adaptive.ts). */
+  coordPace?: Partial<AdaptiveProbeOptions>;
+  /** Bounds of the neighbour set probed for Vivaldi (src/dht/neighbours.ts). */
+  neighbours?: Partial<NeighbourOptions>;
   /** RTT samples per peer whose minimum feeds Vivaldi (default 4). */
   coordMinWindow?: number;
   announceCheckMs?: number;
-  /** Announce once the Vivaldi error estimate is below this. */
+  /** Announce once the Vivaldi error estimate is below this (or samples agree
+   * with the coordinate), and `announceMinSamples` samples were taken. */
   announceMaxError?: number;
   /** Minimum gap between re-announcements when the cell changes, ms. */
   announceMinGapMs?: number;
@@ -82,6 +104,8 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   bootstrapTimeoutMs?: number;
   /** Gap between checks of the connection to the manager, ms (see ManagerLink). */
   managerCheckMs?: number;
+  /** More services, started after the node's own (and stopped before them). */
+  services?: (node: VolunteerNode) => NodeService[];
   log: Logger;
 }
 
@@ -129,6 +153,9 @@ export class VolunteerNode {
   private readonly uploads = new Set<Promise<void>>();
   private draining = false;
   private stopped = false;
+  private readonly services: NodeService[] = [];
+  /** Services started so far (a failed start stops only these). */
+  private started = 0;
   private pages = 0;
   private bytes = 0;
   private bwMark = { at: performance.now(), bytes: 0, rate: 0 };
@@ -152,6 +179,8 @@ export class VolunteerNode {
       probeDelay: o.probeDelay,
       intervalMs: o.coordIntervalMs,
       fanout: o.coordFanout,
+      adaptive: { ...o.coordPace, ...(o.coordMaxIntervalMs !== undefined ? { maxIntervalMs: o.coordMaxIntervalMs } : {}) },
+      neighbours: o.neighbours,
       minWindow: o.coordMinWindow,
       log: o.log,
     });
@@ -160,9 +189,13 @@ export class VolunteerNode {
       coord: () => this.vivaldi.coord,
       cells: o.cells,
       checkMs: o.announceCheckMs,
-      maxError: o.announceMaxError,
       minGapMs: o.announceMinGapMs,
-      ready: () => this.coords.samples >= (o.announceMinSamples ?? 20),
+      // Vivaldi's error estimate is relative: on a LAN, sub-millisecond RTTs
+      // keep it high however right the coordinate is, so samples that agree
+      // with the coordinate (the probing pace backed off) count as settled too.
+      ready: () =>
+        this.coords.samples >= (o.announceMinSamples ?? 20) &&
+        (this.vivaldi.coord.error <= (o.announceMaxError ?? 0.5) || this.coords.settled),
       log: o.log,
     });
     this.receiver = new TaskReceiver<Task>({
@@ -191,18 +224,31 @@ export class VolunteerNode {
     });
   }
 
+  /** The node's services in start order: probing and the task protocol come
+   * up before the bootstrap dial, so the first peers met can measure and task
+   * this node at once; announcements and the manager link after it. */
+  private ownServices(boot: Multiaddr[]): NodeService[] {
+    return [
+      { name: 'coordinates', start: () => this.coords.start(), stop: () => this.coords.stop() },
+      { name: 'tasks', start: () => this.receiver.start(), stop: () => this.receiver.stopAccepting() },
+      { name: 'bootstrap', start: () => (boot.length > 0 ? this.bootstrap(boot) : undefined) },
+      { name: 'announcements', start: () => this.announcer.start(), stop: () => this.announcer.withdraw() },
+      { name: 'manager link', start: () => this.managerLink.start(), stop: () => this.managerLink.stop() },
+    ];
+  }
+
   /** Creates, starts and bootstraps a node. Throws BootstrapError when no
    * bootstrap peer can be reached (the node is stopped again first). */
   static async start(o: VolunteerNodeOptions): Promise<VolunteerNode> {
     const boot = parseBootstrap(o.bootstrap ?? []);
-    const node = await startLibp2pPeer(o, {
+    const node = await startLibp2pPeer({ maxConnections: VOLUNTEER_MAX_CONNECTIONS, ...o }, {
       build: (libp2p) => new VolunteerNode(libp2p, o),
       start: async (n) => {
-        await n.coords.start();
-        await n.receiver.start();
-        if (boot.length > 0) await n.bootstrap(boot);
-        n.announcer.start();
-        n.managerLink.start();
+        n.services.push(...n.ownServices(boot), ...(o.services?.(n) ?? []));
+        for (const svc of n.services) {
+          await svc.start();
+          n.started++;
+        }
       },
       // A volunteer also has its runner and announcements to stop.
       abandon: (n) => n.kill(),
@@ -365,10 +411,15 @@ export class VolunteerNode {
   async kill(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.managerLink.stop();
+    // Orders arriving while the services stop are answered 'leaving'.
     this.receiver.stopAccepting();
-    await this.coords.stop().catch(() => undefined);
-    await this.announcer.withdraw().catch(() => undefined);
+    for (const svc of this.services.slice(0, this.started).reverse()) {
+      try {
+        await svc.stop?.();
+      } catch (err) {
+        this.o.log.debug({ service: svc.name, err: String(err) }, 'service stop failed');
+      }
+    }
     await this.runner.close().catch(() => undefined);
     await stopLibp2pQuietly(this.libp2p);
   }
