@@ -1,18 +1,11 @@
 #!/usr/bin/env node
-// `volunteer-crawler`: the program a volunteer runs. Each verb lives in its own
-// module and registers itself here.
-// First: libp2p 3 needs Promise.withResolvers before any of it loads (Node 20).
+// `volunteer-crawler`: the program a volunteer runs. A small entry: the Node 20
+// polyfill first, then (on Node ≥ 22.1) V8's on-disk compile cache, which
+// must be on before the program's modules are compiled — so they are loaded
+// after it, dynamically (commands.ts).
 import '../polyfill.js';
-import { createProgram, runProgram } from '../cli.js';
-import { registerJoin } from './join.js';
+import * as nodeModule from 'node:module';
 
-const program = createProgram(
-  'volunteer-crawler',
-  'volcrawl volunteer: lend this PC to a peer-to-peer web crawl, politely and at low priority',
-);
-
-registerJoin(program);
-(await import('./crawl-command.js')).registerCrawl(program);
-(await import('./owner-cli.js')).registerOwnerVerbs(program);
-
-await runProgram(program);
+// Not in Node 20's typings; a no-op where it is missing or disabled (NODE_DISABLE_COMPILE_CACHE).
+(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+await import('./commands.js');

@@ -1,14 +1,25 @@
 // `volunteer-crawler join <bootstrap-multiaddr...>`: run a volunteer node.
 import { createWriteStream, mkdirSync } from 'node:fs';
+import { constants as osConstants, setPriority } from 'node:os';
 import { join as joinPath } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { InvalidArgumentError, type Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { TaskManager } from '../crawler/manager.js';
+import type { ResultSink } from '../crawler/task.js';
+import { VOLUNTEER_MAX_CONNECTIONS } from '../dht/libp2p.js';
 import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
-import { parseBootstrap, VolunteerNode } from './node.js';
+import { LazyRunner } from './lazy-runner.js';
+import { parseBootstrap, VolunteerNode, type TaskRunner } from './node.js';
 import { formatStatus } from './status.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
+
+/** V8's young generation for `join`, MB per semi-space. The default (16) is
+ * sized for throughput and stays resident (32 MB) once start-up has filled it;
+ * a node that idles for hours on someone else's PC trades a few more (cheap)
+ * scavenges while crawling for ~30 MB less. V8 applies the bound from its next
+ * full collection on. */
+const JOIN_SEMI_SPACE_MB = 2;
 
 /** Parses a byte rate: 500000, 500k, 2M, 1G (bytes per second). */
 export function parseRate(v: string): number {
@@ -43,6 +54,8 @@ export interface JoinFlags {
   logLevel: string;
   shutdownTimeout: number;
   coordInterval: number;
+  coordMaxInterval: number;
+  maxConnections: number;
   seed?: number;
 }
 
@@ -64,7 +77,9 @@ export function registerJoin(program: Command): void {
     .option('--no-status', 'no live status line, JSON logs on stdout even on a terminal')
     .option('--log-level <level>', 'pino log level', 'info')
     .option('--shutdown-timeout <ms>', 'bound on graceful shutdown', intArg('--shutdown-timeout', 1000, 600_000), 20_000)
-    .option('--coord-interval <ms>', 'gap between coordinate probing rounds', intArg('--coord-interval', 50, 600_000), 1000)
+    .option('--coord-interval <ms>', 'gap between coordinate probing rounds while the coordinate settles (and after an RTT changed)', intArg('--coord-interval', 50, 600_000), 1000)
+    .option('--coord-max-interval <ms>', 'longest gap between probing rounds once the coordinate is settled', intArg('--coord-max-interval', 50, 3_600_000), 30_000)
+    .option('--max-connections <n>', 'libp2p connections kept at most (neighbours and DHT-closest peers are kept first)', intArg('--max-connections', 8, 10_000), VOLUNTEER_MAX_CONNECTIONS)
     .option('--seed <n>', 'seed for this node\'s random choices', intArg('--seed', 0, 2 ** 32 - 1))
     .action(async (bootstrap: string[], flags: JoinFlags) => {
       await runJoin(bootstrap, flags);
@@ -76,6 +91,13 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   if (bootstrap.length === 0 && flags.first !== true) {
     throw new Error('give at least one bootstrap multiaddr (or --first to start a new network)');
   }
+  if (flags.coordMaxInterval < flags.coordInterval) throw new Error('--coord-max-interval must not be below --coord-interval');
+  setFlagsFromString(`--max-semi-space-size=${JOIN_SEMI_SPACE_MB}`);
+  try {
+    setPriority(osConstants.priority.PRIORITY_LOW); // the crawler would, on its first task; the whole node yields
+  } catch {
+    // best effort: not permitted or not supported
+  }
   mkdirSync(flags.dataDir, { recursive: true, mode: 0o700 });
   const tty = flags.status && process.stderr.isTTY === true;
   const log: Logger = tty
@@ -86,20 +108,14 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   const node = await VolunteerNode.start({
     privateKey: key,
     manager: flags.manager,
-    createRunner: (sink) =>
-      new TaskManager({
-        threads: flags.threads,
-        queue: flags.queue,
-        ...(flags.maxBandwidth !== undefined ? { maxBandwidth: flags.maxBandwidth } : {}),
-        allowPrivate: flags.allowPrivate === true,
-        sink,
-        onError: (err, task) => log.error({ task: task.id, err: String(err) }, 'task error'),
-      }),
+    createRunner: (sink) => lazyTaskManager(flags, sink, log),
     listen: flags.listen,
     announce: flags.announce,
     bootstrap,
     allowPrivateAddrs: flags.lan === true,
+    maxConnections: flags.maxConnections,
     coordIntervalMs: flags.coordInterval,
+    coordMaxIntervalMs: flags.coordMaxInterval,
     seed: flags.seed ?? Date.now() % 2 ** 32,
     log,
   });
@@ -120,4 +136,24 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   });
   log.flush?.();
   process.exit(0);
+}
+
+/** The crawler's TaskManager, loaded on the first task (lazy-runner.ts). */
+function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger): TaskRunner {
+  return new LazyRunner({
+    capacity: flags.threads + flags.queue,
+    create: async () => {
+      const { TaskManager } = await import('../crawler/manager.js');
+      log.info('crawler loaded for the first task');
+      return new TaskManager({
+        threads: flags.threads,
+        queue: flags.queue,
+        ...(flags.maxBandwidth !== undefined ? { maxBandwidth: flags.maxBandwidth } : {}),
+        allowPrivate: flags.allowPrivate === true,
+        sink,
+        onError: (err, task) => log.error({ task: task.id, err: String(err) }, 'task error'),
+      });
+    },
+    onLoadError: (err, dropped) => log.error({ err: String(err), dropped: dropped.map((t) => t.id) }, 'could not load the crawler; refusing tasks'),
+  });
 }
