@@ -5,6 +5,13 @@
 // what tsc does not emit: every other file under those folders (the
 // dashboard's static files) and the latency dataset under data/. dist/ is
 // rebuilt from scratch, so a moved or deleted source leaves nothing behind.
+//
+// The volunteer's executable is then bundled with esbuild into
+// dist/bin/volunteer-crawler.js (plus chunks loaded on demand: the crawler on
+// the first task, the standalone crawl): a volunteer starts by loading ~800
+// small modules otherwise, which took half of its start-up. The manager and
+// the simulator run the tsc output as it is (they read files relative to
+// their modules: the dashboard, the WARC worker, the dataset).
 // `--if-stale` builds only when a source is newer than the stamp file the
 // build writes last (tests, benchmarks and the demo run it first, so they never
 // run an old build of edited sources).
@@ -81,5 +88,19 @@ for (const dir of SOURCES) {
   }
 }
 for (const dir of DATA) cpSync(join(root, dir), join(dist, dir), { recursive: true });
+const esbuild = await import('esbuild');
+await esbuild.build({
+  entryPoints: { 'volunteer-crawler': join(dist, 'src/node/cli.js') },
+  outdir: join(dist, 'bin'),
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // Bundled CommonJS modules call require(): give them one.
+  banner: { js: "import { createRequire as __volcrawlRequire } from 'node:module'; const require = __volcrawlRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
 writeFileSync(STAMP, `${new Date().toISOString()}\n`);
 if (process.env.npm_lifecycle_event !== 'prepare') console.error(`build: dist/ compiled, ${copied} asset file(s) and ${DATA.join(', ')}/ copied`);

@@ -2,4 +2,4 @@
 // `volunteer-crawler` from the compiled build (see built.js).
 import { runBuilt } from './built.js';
 
-await runBuilt('src/node/cli.js');
+await runBuilt('bin/volunteer-crawler.js');

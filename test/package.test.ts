@@ -4,7 +4,7 @@
 // (colon-separated; .ci/run adds Node 22 and 24). The build under test is the
 // one the global setup made fresh, so the pack skips its own `prepare` (which
 // would delete dist/ under the other test files' feet).
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -14,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = mkdtempSync(join(tmpdir(), 'volcrawl-pack-'));
 const prefix = join(dir, 'prefix');
+/** Any valid peer id will do: the node only runs orders this peer signs. */
+const MANAGER = '12D3KooWPjVcaCmQJiYib6Q5fkXx1HmJ6ywdeQiqNK9ojJXwZbjp';
 const nodes = [process.execPath, ...(process.env.VOLCRAWL_TEST_NODES ?? '').split(delimiter).filter((p) => p !== '')];
 
 /** The environment without what `npm test` exports for its own run (npm_config_*,
@@ -46,7 +48,7 @@ describe('the packed tarball', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds the compiled executables, the dashboard files and the latency dataset, and no sources or tests', () => {
-    for (const f of ['dist/src/node/cli.js', 'dist/src/manager/cli.js', 'dist/sim/cli.js', 'dist/data/latency/planetlab490/PlanetLabData_1']) {
+    for (const f of ['dist/bin/volunteer-crawler.js', 'dist/src/manager/cli.js', 'dist/sim/cli.js', 'dist/data/latency/planetlab490/PlanetLabData_1']) {
       expect(files).toContain(f);
     }
     expect(files.some((f) => /^dist\/src\/manager\/dashboard\/static\/.+\.html$/.test(f))).toBe(true);
@@ -72,6 +74,23 @@ describe('the packed tarball', () => {
         expect(m.status, explain(m)).toBe(0);
         expect(m.stdout).toMatch(/serve \[options\]/);
       });
+
+      it('volunteer-crawler join starts a node, and SIGTERM stops it cleanly', async () => {
+        const data = mkdtempSync(join(dir, 'volunteer-'));
+        const child = spawn(bin('volunteer-crawler'), ['join', '--first', '--manager', MANAGER, '--lan', '--listen', '/ip4/127.0.0.1/tcp/0', '--no-status', '--data-dir', data], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+        const started = await Promise.race([
+          new Promise<boolean>((resolve) => child.stdout.on('data', () => out.includes('"node started"') && resolve(true))),
+          exited.then(() => false),
+        ]);
+        expect(started, out).toBe(true);
+        child.kill('SIGTERM');
+        expect(await exited, out).toBe(0);
+        expect(out).toMatch(/"msg":"stopped"/);
+      }, 60_000);
 
       it('sim run --quick --scenario rec works from the prefix (the shipped dataset is found)', () => {
         const s = run(bin('sim'), ['run', '--quick', '--scenario', 'rec'], { env, timeout: 300_000 });
