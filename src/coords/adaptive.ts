@@ -2,7 +2,9 @@
 // sample error. After a short warm-up at full speed, every sample either
 // agrees with the coordinates (|predicted − measured| within a relative bound,
 // or within an absolute floor: on a LAN or loopback, sub-millisecond RTTs make
-// relative errors meaningless) and stretches the gap between probing rounds,
+// relative errors meaningless, and a few ms of scheduling noise on a busy PC
+// would otherwise keep it probing at full speed; a crawler 5 ms off is as good
+// as any for routing) and stretches the gap between probing rounds,
 // or disagrees and shortens it — additive-increase/multiplicative-decrease in
 // log space. A node whose coordinate fits what it measures backs off to tens of
 // seconds (Serf and Consul settle at a slow fixed pace; this gets there without
@@ -45,7 +47,7 @@ export const DEFAULT_ADAPTIVE_PROBE: Readonly<AdaptiveProbeOptions> = Object.fre
   shrink: 2,
   warmupSamples: 8,
   agreeError: 0.15,
-  agreeToleranceMs: 2,
+  agreeToleranceMs: 5,
   fastFanout: 2,
   jitter: 0.2,
 });

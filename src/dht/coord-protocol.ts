@@ -98,6 +98,8 @@ export class CoordService {
   private readonly closing = unboundedController();
   private readonly windows = new Map<string, { at: number; rttMs: number }[]>();
   readonly pace: AdaptiveProbing;
+  /** Whether the pace has reached its longest gap yet (logged once). */
+  private settledOnce = false;
   readonly neighbours: NeighbourSet;
   /** Accepted Vivaldi samples. */
   samples = 0;
@@ -251,6 +253,10 @@ export class CoordService {
       // The pace judges the sample against the prediction made before it counts.
       this.pace.observe(predictRtt(viv.coord, remote), best);
       if (viv.update(remote, best, peer)) this.samples++;
+      if (!this.settledOnce && this.pace.intervalMs >= this.pace.opts.maxIntervalMs) {
+        this.settledOnce = true;
+        this.o.log?.info({ samples: this.samples, error: viv.coord.error, probeEveryMs: this.pace.intervalMs }, 'coordinate settled');
+      }
     }
     return best;
   }
