@@ -89,8 +89,14 @@ for (const dir of SOURCES) {
 }
 for (const dir of DATA) cpSync(join(root, dir), join(dist, dir), { recursive: true });
 const esbuild = await import('esbuild');
-await esbuild.build({
-  entryPoints: { 'volunteer-crawler': join(dist, 'src/node/cli.js') },
+// The WARC writer starts its worker from a file next to its own module
+// (new URL('./worker.js', import.meta.url)): the worker is bundled as an entry
+// of its own into the directory the writer's chunk lands in, and the build
+// fails if they ever part.
+const WARC_WRITER = 'dist/src/crawler/warc/writer.js';
+const WARC_WORKER = 'chunks/worker';
+const bundle = await esbuild.build({
+  entryPoints: { 'volunteer-crawler': join(dist, 'src/node/cli.js'), [WARC_WORKER]: join(dist, 'src/crawler/warc/worker.js') },
   outdir: join(dist, 'bin'),
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
@@ -98,9 +104,15 @@ await esbuild.build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
+  metafile: true,
   // Bundled CommonJS modules call require(): give them one.
   banner: { js: "import { createRequire as __volcrawlRequire } from 'node:module'; const require = __volcrawlRequire(import.meta.url);" },
   logLevel: 'warning',
 });
+const writerOut = Object.entries(bundle.metafile.outputs).find(([, o]) => WARC_WRITER in o.inputs)?.[0];
+if (writerOut === undefined || dirname(resolve(root, writerOut)) !== dirname(join(dist, 'bin', `${WARC_WORKER}.js`))) {
+  console.error(`build: the WARC writer (${writerOut ?? 'not bundled'}) and its worker (dist/bin/${WARC_WORKER}.js) are not in one directory`);
+  process.exit(1);
+}
 writeFileSync(STAMP, `${new Date().toISOString()}\n`);
 if (process.env.npm_lifecycle_event !== 'prepare') console.error(`build: dist/ compiled, ${copied} asset file(s) and ${DATA.join(', ')}/ copied`);
