@@ -123,7 +123,10 @@ export class TaskManager {
     const onUploadStart = () => {
       entry.uploading = true;
     };
-    entry.done = runTask(task, this.sink, { ...this.opts.thread, onUploadStart, signal: abort.signal, allowPrivate: this.allowPrivate, ...(this.bucket ? { bandwidth: this.bucket } : {}) })
+    // A task that asks for its exchanges gets the sink's archive for it (a volunteer's upload to the manager).
+    const archive = task.archive === 'full' ? this.sink.archiveFor?.(task) : undefined;
+    const thread = { ...this.opts.thread, ...(archive !== undefined ? { archive } : {}) };
+    entry.done = runTask(task, this.sink, { ...thread, onUploadStart, signal: abort.signal, allowPrivate: this.allowPrivate, ...(this.bucket ? { bandwidth: this.bucket } : {}) })
       .then((outcome) => this.opts.onTaskEnd?.(task, outcome))
       .catch((err: unknown) => this.opts.onError?.(err, task))
       .finally(() => {

@@ -8,6 +8,7 @@
 // reason and never half-run.
 import { createRequire } from 'node:module';
 import { z } from 'zod';
+import type { ArchiveSink } from './warc/writer.js';
 
 type CheckSync = typeof import('recheck').checkSync;
 let checkSyncFn: CheckSync | null = null;
@@ -73,6 +74,9 @@ export interface Task {
   known: KnownPage[];
   /** Absolute deadline, epoch milliseconds. */
   deadline: number;
+  /** 'full': the manager archives the exchanges — the crawler captures them and
+   * hands them to its result sink's `archiveFor` (the volunteer uploads them). */
+  archive?: 'full';
   /** Politeness delay between requests in ms (robots Crawl-delay may raise it). Default 1000. */
   delayMs: number;
 }
@@ -112,6 +116,7 @@ const taskSchema = z.object({
   known: z.array(knownSchema).max(TASK_LIMITS.validators).default([]),
   deadline: z.number().int().positive(),
   delayMs: z.number().int().min(0).max(TASK_LIMITS.delayMs).default(1000),
+  archive: z.literal('full').optional(),
 });
 
 /** Normalises an origin string; throws a reason on failure. */
@@ -228,6 +233,7 @@ export function parseTask(json: unknown): Task {
     known,
     deadline: t.deadline,
     delayMs: t.delayMs,
+    ...(t.archive !== undefined ? { archive: t.archive } : {}),
   };
 }
 
@@ -348,6 +354,9 @@ export interface TaskResult {
 
 export interface ResultSink {
   upload(result: TaskResult): Promise<void>;
+  /** Where a task that asks for its exchanges (`archive: 'full'`) sends them
+   * (a volunteer uploads them to the manager); none: nothing is captured. */
+  archiveFor?(task: Task): ArchiveSink | undefined;
 }
 
 // ---------------------------------------------------------------------------

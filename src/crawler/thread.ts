@@ -210,9 +210,12 @@ class TaskThread {
     this.stats.urlsSpilled = this.todo.spilledTotal;
     if (external?.aborted) {
       this.cleanupSpool();
+      await this.opts.archive?.end?.({ keep: false });
       return { status: 'aborted', reason: 'handed over', stats: this.stats, outcomes: this.outcomes, parts: 0 };
     }
     this.opts.onUploadStart?.();
+    // The archive's records go first, so the manager holds them when the task is done.
+    await this.opts.archive?.end?.({ keep: true });
     const parts = await this.upload(status, reason);
     return { status, ...(reason ? { reason } : {}), stats: this.stats, outcomes: this.outcomes, parts };
   }

@@ -15,6 +15,9 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 export interface JsonChannel {
   read(): Promise<unknown>;
   write(value: unknown): Promise<void>;
+  /** One message as bytes (a binary frame between JSON ones), same cap and deadline. */
+  readBytes(): Promise<Uint8Array>;
+  writeBytes(bytes: Uint8Array): Promise<void>;
   close(): Promise<void>;
   abort(reason: string): void;
 }
@@ -29,7 +32,8 @@ export function deadlineSignal(timeoutMs: number): AbortSignal {
 }
 
 /** Wraps a stream so that each read/write is one length-prefixed JSON message
- * of at most `maxBytes`, and every operation fails after `timeoutMs`. */
+ * (or, with readBytes/writeBytes, a binary one) of at most `maxBytes`, and
+ * every operation fails after `timeoutMs`. */
 export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number): JsonChannel {
   const lp: LengthPrefixedStream<Stream> = lpStream(stream, { maxDataLength: maxBytes });
   const deadline = deadlineSignal(timeoutMs);
@@ -47,6 +51,13 @@ export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number)
       } catch {
         throw new WireError('message is not valid JSON');
       }
+    },
+    async readBytes() {
+      return (await lp.read({ signal: deadline })).subarray();
+    },
+    async writeBytes(bytes) {
+      if (bytes.byteLength > maxBytes) throw new WireError(`message of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte cap`);
+      await lp.write(bytes, { signal: deadline });
     },
     async write(value) {
       const bytes = encoder.encode(JSON.stringify(value));

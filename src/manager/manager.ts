@@ -10,6 +10,7 @@ import type { ChannelDefaults } from './domain/channel.js';
 import { DEFAULT_GROUPING, type GroupingOptions } from './domain/estimator.js';
 import { zeroCounters } from './domain/records.js';
 import { DEFAULT_GROUP_INTERVALS, Scheduler } from './domain/scheduler.js';
+import { ArchiveService, type ArchiveRecordSink } from './services/archive.js';
 import { CandidateService } from './services/candidates.js';
 import { ChannelService } from './services/channels.js';
 import { KeyedMutex, Mutex, type ServiceCore } from './services/core.js';
@@ -37,6 +38,9 @@ export interface ManagerOptions {
   channelDefaults?: ChannelDefaults;
   /** Where stored pages are exported (a WarcExporter, which its creator closes); none by default. */
   warc?: WarcSink | null;
+  /** `--archive full`: where the WARC entries volunteers upload are written (an
+   * ArchiveWriter, which its creator closes); with it, tasks ask volunteers for their exchanges. */
+  archive?: ArchiveRecordSink | null;
   sync?: boolean;
   clock?: () => number;
   log?: Logger;
@@ -49,10 +53,12 @@ export class Manager {
   readonly pages: PageService;
   readonly candidates: CandidateService;
   readonly reporting: ReportingService;
+  /** The network archive's storage side; null unless `--archive full`. */
+  readonly archive: ArchiveService | null;
 
   private constructor(
     readonly core: ServiceCore,
-    services: Pick<Manager, 'channels' | 'tasks' | 'ingest' | 'pages' | 'candidates' | 'reporting'>,
+    services: Pick<Manager, 'channels' | 'tasks' | 'ingest' | 'pages' | 'candidates' | 'reporting' | 'archive'>,
   ) {
     this.channels = services.channels;
     this.tasks = services.tasks;
@@ -60,6 +66,7 @@ export class Manager {
     this.pages = services.pages;
     this.candidates = services.candidates;
     this.reporting = services.reporting;
+    this.archive = services.archive;
   }
 
   get repos(): ServiceCore['repos'] {
@@ -93,7 +100,8 @@ export class Manager {
       const counters = { ...zeroCounters(), ...(await repos.meta.counters()) };
       const core: ServiceCore = { repos, sched, commit: new Mutex(), channelLocks: new KeyedMutex(), counters, clock, log };
       const channels = new ChannelService(core, opts, await repos.meta.channelSeq());
-      const tasks = new TaskService(core, opts, await repos.meta.rounds());
+      const archive = opts.archive ?? null;
+      const tasks = new TaskService(core, { ...opts, archiveExchanges: archive !== null }, await repos.meta.rounds());
       const active = await tasks.restore();
       const m = new Manager(core, {
         channels,
@@ -102,6 +110,7 @@ export class Manager {
         pages: new PageService(core, channels),
         candidates: new CandidateService(core, channels),
         reporting: new ReportingService(core, tasks),
+        archive: archive !== null ? new ArchiveService(core, tasks, archive) : null,
       });
       if (meta === undefined) await repos.commit([repos.meta.recrawlOp(sched.meta())]);
       log.info({ channels: sched.size, active, strategy: sched.state.options.strategy }, 'manager state restored');

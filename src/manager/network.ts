@@ -3,7 +3,8 @@
 // coordinates and loads), signs every task order with its persistent key, routes
 // orders with src/dht's Router, and serves the upload protocol (src/dht's
 // UploadReceiver: size-bounded, rate-limited, sender checked) into the storage
-// module.
+// module, and with `--archive full` the archive upload protocol into the
+// archive service.
 import type { Logger } from 'pino';
 import { startLibp2pPeer, stopLibp2pQuietly, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { CoordService } from '../dht/coord-protocol.js';
@@ -11,6 +12,7 @@ import { PeerTable, type PeerState } from '../dht/peers.js';
 import { Router } from '../dht/router.js';
 import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
+import { ArchiveReceiver } from '../dht/archive-upload.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { Manager } from './manager.js';
 import type { DispatchResult, IssuedTask } from './services/tasks.js';
@@ -33,6 +35,8 @@ export class ManagerNode {
   readonly coords: CoordService;
   readonly router: Router;
   readonly receiver: UploadReceiver;
+  /** The archive upload protocol, served with `--archive full` only. */
+  readonly archiveReceiver: ArchiveReceiver | null;
   private readonly o: ManagerNodeOptions;
   private running = 0;
   private readonly waiters: (() => void)[] = [];
@@ -56,6 +60,17 @@ export class ManagerNode {
       },
       log: o.log,
     });
+    const archive = o.manager.archive;
+    this.archiveReceiver =
+      archive === null
+        ? null
+        : new ArchiveReceiver({
+            libp2p,
+            onBatch: async (header, raw, from) => {
+              await archive.receive(header, raw, from);
+            },
+            log: o.log,
+          });
   }
 
   static async start(o: ManagerNodeOptions): Promise<ManagerNode> {
@@ -64,6 +79,7 @@ export class ManagerNode {
       start: async (n) => {
         await n.coords.start();
         await n.receiver.start();
+        await n.archiveReceiver?.start();
       },
     });
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
@@ -132,6 +148,7 @@ export class ManagerNode {
   async stop(): Promise<void> {
     this.o.manager.tasks.dispatch = null;
     await this.receiver.stop().catch(() => undefined);
+    await this.archiveReceiver?.stop().catch(() => undefined);
     await this.coords.stop().catch(() => undefined);
     await stopLibp2pQuietly(this.libp2p);
   }

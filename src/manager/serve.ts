@@ -12,7 +12,7 @@ import { startApi, type ApiServer } from './api/server.js';
 import { StoreLockedError } from './errors.js';
 import { Manager, type ManagerOptions } from './manager.js';
 import { ManagerNode } from './network.js';
-import { WarcExporter } from './warc.js';
+import { ArchiveWriter, WarcExporter } from './warc.js';
 import { DEFAULT_WARC_MAX_BYTES } from '../crawler/warc/files.js';
 import { bytesArg, intArg, multiaddrArg, numberArg, untilSignal } from '../cli.js';
 import { Sampler } from './dashboard/sampler.js';
@@ -46,6 +46,8 @@ export interface ServeFlags {
   rateCap?: number | null;
   lan: boolean;
   warc: boolean;
+  /** 'full': volunteers upload their exchanges and the manager archives them (besides the text export). */
+  archive?: 'text' | 'full';
   /** Start a new WARC file after this many bytes (default 1 GB). */
   warcMaxSize?: number;
   sync: boolean;
@@ -81,6 +83,10 @@ export interface RunningManager {
 /** Starts everything; used by the CLI and the tests. */
 export async function startManager(flags: ServeFlags, log: Logger, extra: Partial<ManagerOptions> = {}): Promise<RunningManager> {
   const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc'), flags.warcMaxSize) : null;
+  const archive = flags.archive === 'full' ? new ArchiveWriter(join(flags.dataDir, 'warc'), flags.warcMaxSize) : null;
+  const closeWarc = async () => {
+    await Promise.all([warc?.close(), archive?.close()]);
+  };
   let manager: Manager;
   try {
     manager = await Manager.open({
@@ -90,11 +96,12 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       sync: flags.sync,
       log,
       warc,
+      archive,
       ...timeScaledOptions(flags.timeScale ?? 1),
       ...extra,
     });
   } catch (err) {
-    await warc?.close().catch(() => undefined);
+    await closeWarc().catch(() => undefined);
     throw err;
   }
   let node: ManagerNode | undefined;
@@ -160,14 +167,14 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
         await a.close();
         await n.stop();
         await manager.close();
-        await warc?.close();
+        await closeWarc();
       },
     };
   } catch (err) {
     await api?.close().catch(() => undefined);
     await node?.stop().catch(() => undefined);
     await manager.close().catch(() => undefined);
-    await warc?.close().catch(() => undefined);
+    await closeWarc().catch(() => undefined);
     throw err;
   }
 }
@@ -188,6 +195,12 @@ export function registerServe(program: Command): void {
     .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3; 'off' for no cap)", rateCapArg, 2)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)
     .option('--no-warc', 'do not write the text export (<data-dir>/warc/volcrawl-text-*.warc.gz: WET-like conversion records, a .cdxj index beside each)')
+    .addOption(
+      new Option('--archive <mode>', 'text: the text export only; full: volunteers also upload what they fetched, archived as received (<data-dir>/warc/volcrawl-archive-*.warc.gz, a .cdxj index beside each)')
+        .choices(['text', 'full'])
+        .default('text')
+        .conflicts('warc'),
+    )
     .addOption(new Option('--warc-max-size <bytes>', 'start a new WARC file after this many bytes (e.g. 100M)').argParser(bytesArg('--warc-max-size', 'bytes, e.g. 100M or 1G')).default(DEFAULT_WARC_MAX_BYTES, '1G'))
     .option('--sync', 'fsync every database write (power-loss safe, slower)', false)
     .option('--tick <ms>', 'scheduler step period', intArg('--tick', 10, 600_000), 1000)

@@ -19,6 +19,8 @@ import { Announcer } from '../dht/announce.js';
 import { TaskReceiver } from '../dht/task-protocol.js';
 import { Router, type RouteResult } from '../dht/router.js';
 import { uploadResult } from '../dht/upload.js';
+import { uploadArchiveBatch } from '../dht/archive-upload.js';
+import { TaskArchive, type SendBatch } from './task-archive.js';
 import type { CellOptions } from '../dht/cells.js';
 import type { AdaptiveProbeOptions } from '../coords/index.js';
 import type { NeighbourOptions } from '../dht/neighbours.js';
@@ -167,7 +169,7 @@ export class VolunteerNode {
     this.libp2p = libp2p;
     const seed = o.seed ?? 1;
     this.vivaldi = new VivaldiNode(o.vivaldi ?? {}, createRng(deriveSeed(seed, `vivaldi:${libp2p.peerId.toString()}`)));
-    this.runner = o.createRunner({ upload: (r) => this.upload(r) });
+    this.runner = o.createRunner({ upload: (r) => this.upload(r), archiveFor: (task) => this.archiveFor(task) });
     this.managerLink = new ManagerLink({ libp2p, manager: o.manager, bootstrap: parseBootstrap(o.bootstrap ?? []), checkMs: o.managerCheckMs, log: o.log });
     this.coords = new CoordService({
       libp2p,
@@ -285,6 +287,17 @@ export class VolunteerNode {
   /** Ids of tasks this node currently holds (accepted and not finished). */
   heldTasks(): string[] {
     return [...this.held.keys()];
+  }
+
+  /** A task whose order asks for its exchanges: they go to the order's storage node in batches. */
+  private archiveFor(task: Task): TaskArchive {
+    const send: SendBatch = async (batch, entries, raw) => {
+      // Looked up when the first batch goes: the runner starts a task before the receiver records it as held.
+      const h = this.held.get(task.id);
+      if (h === undefined) throw new Error('task no longer held');
+      await uploadArchiveBatch(this.libp2p, h.order.storage, { orderId: h.order.id, batch, ...(h.handover !== undefined ? { handover: h.handover } : {}), entries, raw });
+    };
+    return new TaskArchive(task.id, send, this.o.log);
   }
 
   private upload(result: TaskResult): Promise<void> {

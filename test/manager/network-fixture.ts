@@ -19,6 +19,8 @@ export interface LoopbackNetworkOptions {
   sites: SiteSpec[];
   webSeed: number;
   warc: boolean;
+  /** `--archive full`: volunteers upload their exchanges (default: text). */
+  archive?: 'text' | 'full';
   /** Manager options beyond the serve flags (group intervals, retry delay). */
   manager: Partial<ManagerOptions>;
   /** Volunteer i gets the seed volunteerSeed + i. */
@@ -45,7 +47,7 @@ export class LoopbackNetwork {
     try {
       web = await TestWeb.start(o.sites, { seed: o.webSeed });
       const mgr = await startManager(
-        { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: o.warc, sync: false, tick: 200, routeConcurrency: 4, logLevel: 'silent' },
+        { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: o.warc, ...(o.archive !== undefined ? { archive: o.archive } : {}), sync: false, tick: 200, routeConcurrency: 4, logLevel: 'silent' },
         log,
         o.manager,
       );

@@ -28,6 +28,9 @@ export interface Exchange {
   truncated: boolean;
   /** "sha1:<base32>" of `body`, when the caller already computed it. */
   payloadDigest?: string;
+  /** "sha1:<base32>" of the response (or revisit) record's block, when the
+   * caller already computed and checked it (the manager, for an uploaded batch). */
+  blockDigest?: string;
 }
 
 const CRLF = Buffer.from('\r\n', 'latin1');

@@ -76,7 +76,7 @@ export function responseRecord(ex: Exchange): WarcRecord {
   const fields: WarcField[] = [
     field('WARC-Date', warcDate(ex.date)),
     field('WARC-Target-URI', ex.url),
-    field('WARC-Block-Digest', sha1Digest(block)),
+    field('WARC-Block-Digest', ex.blockDigest ?? sha1Digest(block)),
     field('WARC-Payload-Digest', payloadDigest),
   ];
   if (ex.truncated) fields.push(field('WARC-Truncated', 'length'));
@@ -100,7 +100,7 @@ export function revisitRecord(ex: Exchange, profile: RevisitProfile, refersTo: R
     field('WARC-Refers-To-Target-URI', refersTo.uri),
   ];
   if (refersTo.date !== undefined) fields.push(field('WARC-Refers-To-Date', warcDate(refersTo.date)));
-  fields.push(field('WARC-Block-Digest', sha1Digest(block)));
+  fields.push(field('WARC-Block-Digest', ex.blockDigest ?? sha1Digest(block)));
   if (payloadDigest !== undefined) fields.push(field('WARC-Payload-Digest', payloadDigest));
   return { type: 'revisit', id: recordId(), fields, contentType: HTTP_RESPONSE, block, index: { url: ex.url, date: ex.date, mime: 'warc/revisit', status: ex.status, ...(payloadDigest !== undefined ? { digest: payloadDigest } : {}) } };
 }

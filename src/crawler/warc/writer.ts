@@ -35,6 +35,10 @@ export interface WarcSummary {
 /** Where a crawl sends what it archives (a WarcWriter, or a test's collector). */
 export interface ArchiveSink {
   archive(entry: ArchiveEntry): void | Promise<void>;
+  /** Called once when the task's crawl is over: before its result is uploaded
+   * (`keep`), or when it was handed over (not `keep`: drop what is not sent).
+   * Must not throw: a sink reports its own failures. */
+  end?(o: { keep: boolean }): Promise<void>;
 }
 
 export const WARC_INFO = {

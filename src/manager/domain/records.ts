@@ -85,8 +85,31 @@ export interface Counters {
   pageBytes: number;
   groupMoves: number;
   rounds: number;
+  /** `--archive full`: batches of WARC entries written, their entries and bytes, batches refused, and of those the digest mismatches. */
+  archiveBatches: number;
+  archiveEntries: number;
+  archiveBytes: number;
+  archiveRefused: number;
+  archiveDigestMismatches: number;
 }
 
 export function zeroCounters(): Counters {
-  return { tasksIssued: 0, tasksSucceeded: 0, tasksFailed: 0, tasksOverdue: 0, uploadsApplied: 0, uploadsDuplicate: 0, uploadsRefused: 0, pagesStored: 0, pageBytes: 0, groupMoves: 0, rounds: 0 };
+  return {
+    tasksIssued: 0,
+    tasksSucceeded: 0,
+    tasksFailed: 0,
+    tasksOverdue: 0,
+    uploadsApplied: 0,
+    uploadsDuplicate: 0,
+    uploadsRefused: 0,
+    pagesStored: 0,
+    pageBytes: 0,
+    groupMoves: 0,
+    rounds: 0,
+    archiveBatches: 0,
+    archiveEntries: 0,
+    archiveBytes: 0,
+    archiveRefused: 0,
+    archiveDigestMismatches: 0,
+  };
 }

@@ -34,6 +34,8 @@ export interface TaskServiceOptions {
   taskTimeoutMaxMs?: number;
   /** Extra time after the crawler's deadline for the upload to arrive. */
   graceMs?: number;
+  /** Tasks ask volunteers to upload their exchanges (`--archive full`). */
+  archiveExchanges?: boolean;
 }
 
 /** Failed tasks kept for the API, and reassignment rounds kept (in the database too). */
@@ -123,6 +125,7 @@ export class TaskService {
       const id = taskId(ch.id, now, this.seq++);
       const deadline = now + this.timeout(ch.id);
       const task = buildTask(ch, id, deadline, known, interSeeds, interDigests);
+      if (this.opts.archiveExchanges === true) task.archive = 'full';
       const rec: TaskRecord = { id, channel: ch.id, host: ch.host, issuedAt: now, deadline, round: sched.state.rounds, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
       sched.markIssued(ch.id, id, now, deadline);
       this.hostGate.hold(ch.host, id);
