@@ -498,14 +498,14 @@ class TaskThread {
         if (ex) await this.archiveRevisit(ex, 'identical-payload-digest', { uri: url.href, ...refersToCapture(known) }, payloadDigest);
       } else {
         // No payload digest to show it is the same capture: the archive gets the response.
-        this.addValidator({ url: startUrl, depth, digest, ...validators, payloadDigest, ...(ex ? { capturedAt: fetchedAt } : {}) });
+        this.addValidator({ url: startUrl, depth, digest, ...validators, payloadDigest, ...(ex ? { capturedAt: ex.date } : {}) });
         if (ex) await this.archiveResponse(ex, payloadDigest);
       }
       return;
     }
     // A new capture of this URL (changed, or text already known from elsewhere: Pageseen).
     if (ex) await this.archiveResponse(ex, payloadDigest);
-    const capture = { payloadDigest, ...(ex ? { capturedAt: fetchedAt } : {}) };
+    const capture = { payloadDigest, ...(ex ? { capturedAt: ex.date } : {}) };
     const decoded = decodeBody(body, r.headers['content-type']);
     if (decoded.fallback) this.count('charset-fallback');
     const page = parseHtml(decoded.text, url, {

@@ -45,13 +45,7 @@ describe('--archive full: a manager and a volunteer', () => {
   it('archives what the volunteer fetched, as received, and the recrawl as revisits', async () => {
     const { mgr, web, dir } = net!;
     const site = web.site('arc');
-    const res = await fetch(`${mgr.api.url}/api/channels`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ url: site.url('/'), depth: 2, delayMs: 0, group: 0 }),
-    });
-    expect(res.status).toBe(201);
-    const ch = (await res.json()) as { id: string };
+    const ch = await net!.addChannel({ url: site.url('/'), depth: 2, delayMs: 0, group: 0 });
     const m = mgr.manager;
     // Two crawls: the second one's pages answer 304 to the manager's validators.
     await waitFor(async () => (await m.channels.history(ch.id)).length >= 2, 150_000, 'two crawls of the channel');
@@ -102,9 +96,14 @@ describe('--archive full: a manager and a volunteer', () => {
     const notModified = revisits.filter((r) => field(r, 'WARC-Profile')?.endsWith('/server-not-modified'));
     expect(notModified.length).toBeGreaterThan(0);
     for (const r of notModified) {
-      expect(pageUrls).toContain(field(r, 'WARC-Target-URI'));
-      expect(field(r, 'WARC-Refers-To-Target-URI')).toBe(field(r, 'WARC-Target-URI'));
+      const url = field(r, 'WARC-Target-URI')!;
+      expect(pageUrls).toContain(url);
       expect(parseHttp(r.block).startLine).toMatch(/^HTTP\/1\.1 304/);
+      // It refers to the capture the manager archived: URI, date and payload digest (kept with the page's validators).
+      const original = responses.find((x) => field(x, 'WARC-Target-URI') === url)!;
+      expect(field(r, 'WARC-Refers-To-Target-URI')).toBe(url);
+      expect(field(r, 'WARC-Refers-To-Date')).toBe(field(original, 'WARC-Date'));
+      expect(field(r, 'WARC-Payload-Digest')).toBe(field(original, 'WARC-Payload-Digest'));
     }
 
     // The index beside the file: every line loads exactly its record.

@@ -36,13 +36,7 @@ describe('manager + 2 volunteers + test web', () => {
   it('a changed page shows up in storage after its recrawl', async () => {
     const { dir, web, mgr, volunteers: nodes } = net;
     const site = web.site('news');
-    const res = await fetch(`${mgr.api.url}/api/channels`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ url: site.url('/'), depth: 2, delayMs: 0, group: 0 }),
-    });
-    expect(res.status).toBe(201);
-    const ch = (await res.json()) as { id: string };
+    const ch = await net.addChannel({ url: site.url('/'), depth: 2, delayMs: 0, group: 0 });
     const m = mgr.manager;
     await waitFor(async () => (await m.channels.history(ch.id)).length >= 1, 90_000, 'the first crawl to be stored');
     const first = await mgr.manager.pages.latest(ch.id);

@@ -80,6 +80,13 @@ export class LoopbackNetwork {
     return n;
   }
 
+  /** Adds a channel through the operator API (as an operator would); returns its id. */
+  async addChannel(body: Record<string, unknown>): Promise<{ id: string }> {
+    const res = await fetch(`${this.mgr.api.url}/api/channels`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`adding a channel answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as { id: string };
+  }
+
   /** Kills every volunteer (no migration), then stops the manager and the web. */
   async close(): Promise<void> {
     await Promise.all(this.volunteers.map((n) => n.kill()));

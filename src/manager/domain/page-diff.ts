@@ -5,7 +5,7 @@ import type { PageLatest, PageVersion } from './records.js';
 import type { Channel } from './channel.js';
 import type { UploadedResult } from './result-schema.js';
 
-type Validator = { digest: number; depth: number; etag?: string; lastModified?: string };
+type Validator = { digest: number; depth: number; etag?: string; lastModified?: string; payloadDigest?: string; capturedAt?: number };
 
 export interface PartDiff {
   /** Every live page of the part, in upload order, with its next latest record. */
@@ -62,6 +62,11 @@ export function diffPart(r: UploadedResult, live: Map<string, Validator>, urls: 
     else delete next.etag;
     if (v.lastModified !== undefined) next.lastModified = v.lastModified;
     else delete next.lastModified;
+    // Only a capture that was archived is kept (text-only crawls report no capturedAt).
+    if (v.payloadDigest !== undefined && v.capturedAt !== undefined) {
+      next.payloadDigest = v.payloadDigest;
+      next.capturedAt = v.capturedAt;
+    }
     const p = pageOf.get(url);
     if (p !== undefined && (prev === undefined || prev.version === 0 || prev.digest !== p.digest)) {
       next.version = (prev?.version ?? 0) + 1;

@@ -45,6 +45,9 @@ export interface PageLatest {
   bytes?: number;
   lastSeen: number;
   lastTask: string;
+  /** The archived capture of this page (`--archive full`): its payload digest and date, for revisit records. */
+  payloadDigest?: string;
+  capturedAt?: number;
 }
 
 /** One stored version of a page (its text is stored beside it). */

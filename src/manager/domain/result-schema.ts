@@ -39,6 +39,10 @@ export const validatorSchema = z.object({
   lastModified: z.string().max(128).optional(),
   digest: uint32,
   depth: z.number().int().min(0).max(TASK_LIMITS.maxDepth),
+  /** The WARC payload digest of the body (`--archive full`: kept with capturedAt for the next task's revisits). */
+  payloadDigest: z.string().regex(/^sha1:[A-Z2-7]{32}$/).optional(),
+  /** When the response record holding that payload was captured. */
+  capturedAt: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 export const statsSchema = z.object({

@@ -37,6 +37,10 @@ export function buildTask(ch: Channel, id: string, deadline: number, known: Know
       const o: KnownPage = { url: e.url, digest: e.digest, depth: e.depth };
       if (e.etag !== undefined) o.etag = e.etag;
       if (e.lastModified !== undefined) o.lastModified = e.lastModified;
+      if (e.payloadDigest !== undefined && e.capturedAt !== undefined) {
+        o.payloadDigest = e.payloadDigest;
+        o.capturedAt = e.capturedAt;
+      }
       return o;
     }),
     deadline,

@@ -77,6 +77,10 @@ function knownPages(u: UpdateInput): KnownEntry[] {
     const e: KnownEntry = { url, digest: v.digest, depth: v.depth };
     if (v.etag !== undefined) e.etag = v.etag;
     if (v.lastModified !== undefined) e.lastModified = v.lastModified;
+    if (v.payloadDigest !== undefined && v.capturedAt !== undefined) {
+      e.payloadDigest = v.payloadDigest;
+      e.capturedAt = v.capturedAt;
+    }
     known.push(e);
   }
   return known;
