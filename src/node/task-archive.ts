@@ -1,6 +1,6 @@
 // A task's archive on a volunteer (`--archive full` on the manager): the
 // crawler's response and revisit entries for one task, gathered into batches
-// of about 4 MiB and uploaded to the task's storage node while the crawl goes
+// of about 1 MiB and uploaded to the task's storage node while the crawl goes
 // on (src/dht/archive-upload.ts), so nothing of the archive waits on disk or
 // grows in memory with the crawl. At most two batches are on their way; the
 // crawl waits for one to land before it adds more. An entry too large for a
@@ -24,7 +24,8 @@ export interface TaskArchiveStats {
   failed: number;
 }
 
-const TARGET_BATCH_BYTES = 4 * 1024 * 1024;
+// Small enough that five task threads hold a few MiB each on the owner's machine (pending + two on their way).
+const TARGET_BATCH_BYTES = 1024 * 1024;
 const MAX_IN_FLIGHT = 2;
 
 export class TaskArchive implements ArchiveSink {

@@ -18,7 +18,7 @@ import { REVISIT_PROFILES, type ArchiveEntry, type RevisitProfile } from './reco
 export const UPLOAD_BATCH_LIMITS = {
   /** Entries in one batch. */
   entries: 4096,
-  /** The uncompressed bytes of one batch (the volunteer sends at about 4 MiB). */
+  /** The uncompressed bytes of one batch (the volunteer sends at about 1 MiB). */
   rawBytes: 16 * 1024 * 1024,
   /** One payload (the crawler reads at most 2 MiB of a body by default). */
   bodyBytes: 8 * 1024 * 1024,
