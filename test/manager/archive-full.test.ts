@@ -13,7 +13,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CDXIndexer, WARCParser } from 'warcio';
 import { TaskManager } from '../../src/crawler/manager.js';
-import { waitFor } from '../net/harness.js';
+import { waitFor } from '../../testbed/net/harness.js';
 import { checkRecords, field, parseCdxj, parseHttp, parseRecords, readWarcGz, sha1Base32 } from '../crawler/warc-reader.js';
 import { LoopbackNetwork } from './network-fixture.js';
 
