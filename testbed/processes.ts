@@ -27,6 +27,8 @@ export interface SpawnIo {
   onSpawn?: (h: ProcessHandle) => void;
   /** Run inside this Linux network namespace (`ip netns exec <name> node …`; the NAT test network). */
   netns?: string;
+  /** Variables added to this process's environment (e.g. a test plugin for a misbehaving volunteer). */
+  env?: Record<string, string>;
 }
 
 type LineListener = (line: string) => void;
@@ -195,16 +197,17 @@ function spawnBin(name: string, bin: string, args: string[], io: SpawnIo): Proce
 export function spawnNode(name: string, argv: string[], io: SpawnIo = {}): ProcessHandle {
   const [cmd, cmdArgs] = io.netns === undefined ? [process.execPath, argv] : ['ip', ['netns', 'exec', io.netns, process.execPath, ...argv]];
   const detached = io.detached ?? false;
+  const env = io.env === undefined ? process.env : { ...process.env, ...io.env };
   let h: ProcessHandle;
   if (io.logFile === undefined) {
-    const proc = spawn(cmd, cmdArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached });
+    const proc = spawn(cmd, cmdArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached, env });
     h = new ProcessHandle(name, proc, new PipeOutput([proc.stdout, proc.stderr]), null);
   } else {
     mkdirSync(dirname(io.logFile), { recursive: true });
     const fd = openSync(io.logFile, 'a');
     try {
       const start = fstatSync(fd).size;
-      const proc = spawn(cmd, cmdArgs, { cwd: ROOT, stdio: ['ignore', fd, fd], detached });
+      const proc = spawn(cmd, cmdArgs, { cwd: ROOT, stdio: ['ignore', fd, fd], detached, env });
       h = new ProcessHandle(name, proc, new FileOutput(io.logFile, start), io.logFile);
     } finally {
       closeSync(fd); // the child has its own copy

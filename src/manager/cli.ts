@@ -6,6 +6,7 @@ import '../polyfill.js';
 import { createProgram, runProgram } from '../cli.js';
 import { registerChannels } from './channels-cmd.js';
 import { registerServe } from './serve.js';
+import { registerVolunteers } from './volunteers-cmd.js';
 
 const program = createProgram(
   'dht-manager',
@@ -13,5 +14,6 @@ const program = createProgram(
 );
 registerServe(program);
 registerChannels(program);
+registerVolunteers(program);
 
 await runProgram(program);

@@ -18,6 +18,7 @@ import { IngestService, type WarcSink } from './services/ingest.js';
 import { PageService } from './services/pages.js';
 import { ReportingService } from './services/reporting.js';
 import { TaskService } from './services/tasks.js';
+import { TrustService, type TrustServiceOptions } from './trust/service.js';
 
 export interface ManagerOptions {
   dataDir: string;
@@ -42,6 +43,8 @@ export interface ManagerOptions {
    * ArchiveWriter, which its creator closes); with it, tasks ask volunteers for their exchanges. */
   archive?: ArchiveRecordSink | null;
   sync?: boolean;
+  /** Spot checks, reputation and quarantine (docs/trust.md); on by default. */
+  trust?: TrustServiceOptions;
   clock?: () => number;
   log?: Logger;
 }
@@ -55,10 +58,11 @@ export class Manager {
   readonly reporting: ReportingService;
   /** The network archive's storage side; null unless `--archive full`. */
   readonly archive: ArchiveService | null;
+  readonly trust: TrustService;
 
   private constructor(
     readonly core: ServiceCore,
-    services: Pick<Manager, 'channels' | 'tasks' | 'ingest' | 'pages' | 'candidates' | 'reporting' | 'archive'>,
+    services: Pick<Manager, 'channels' | 'tasks' | 'ingest' | 'pages' | 'candidates' | 'reporting' | 'archive' | 'trust'>,
   ) {
     this.channels = services.channels;
     this.tasks = services.tasks;
@@ -67,6 +71,10 @@ export class Manager {
     this.candidates = services.candidates;
     this.reporting = services.reporting;
     this.archive = services.archive;
+    this.trust = services.trust;
+    // The trust service watches uploads and lost tasks through hooks.
+    this.ingest.hooks = this.trust;
+    this.tasks.onLost = (t) => void this.trust.taskLost(t).catch((err: unknown) => this.core.log.error({ task: t.id, err: String(err) }, 'trust: lost task not recorded'));
   }
 
   get repos(): ServiceCore['repos'] {
@@ -111,6 +119,7 @@ export class Manager {
         candidates: new CandidateService(core, channels),
         reporting: new ReportingService(core, tasks),
         archive: archive !== null ? new ArchiveService(core, tasks, archive) : null,
+        trust: await TrustService.open(core, opts.trust),
       });
       if (meta === undefined) await repos.commit([repos.meta.recrawlOp(sched.meta())]);
       log.info({ channels: sched.size, active, strategy: sched.state.options.strategy }, 'manager state restored');
@@ -124,8 +133,9 @@ export class Manager {
   /** Waits for dispatches in progress, saves the counters and closes the database. */
   async close(): Promise<void> {
     await this.tasks.settle();
+    this.trust.checks.stopSweep();
     const { repos } = this.core;
-    await this.core.commit.run(() => repos.commit([repos.meta.countersOp(this.core.counters)]));
+    await this.core.commit.run(() => repos.commit([repos.meta.countersOp(this.core.counters), repos.volunteers.countersOp(this.trust.counters)]));
     await repos.close();
   }
 }

@@ -11,6 +11,7 @@ import { CoordService } from '../dht/coord-protocol.js';
 import { PeerTable, type PeerState } from '../dht/peers.js';
 import { Router } from '../dht/router.js';
 import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
+import { sendTask } from '../dht/task-protocol.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
 import { ArchiveReceiver } from '../dht/archive-upload.js';
 import { createRng, deriveSeed } from '../rng.js';
@@ -83,6 +84,8 @@ export class ManagerNode {
       },
     });
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
+    o.manager.trust.network = { candidates: () => node.volunteers(), dispatchTo: (t, peer) => node.dispatchTo(t, peer) };
+    o.manager.trust.checks.startSweep();
     return node;
   }
 
@@ -118,24 +121,28 @@ export class ManagerNode {
     this.waiters.shift()?.();
   }
 
-  /** Signs the task's order and routes it to a crawler near its host. */
+  private async sign(t: IssuedTask): Promise<{ envelope: Awaited<ReturnType<typeof signOrder>>; order: TaskOrder }> {
+    const now = this.o.manager.clock();
+    const order: TaskOrder = {
+      v: 1,
+      id: t.task.id,
+      issuer: this.peerId,
+      issuedAt: Math.floor(now),
+      expiresAt: Math.floor(t.task.deadline),
+      host: t.channel.host,
+      ...(t.hostCoord !== undefined ? { hostCoord: t.hostCoord } : {}),
+      storage: this.storageEndpoint(),
+      task: t.task,
+    };
+    return { envelope: await signOrder(order, this.o.privateKey), order };
+  }
+
+  /** Signs the task's order and routes it to a crawler near its host (never to a quarantined or banned one). */
   async dispatch(t: IssuedTask): Promise<DispatchResult> {
     await this.slot();
     try {
-      const now = this.o.manager.clock();
-      const order: TaskOrder = {
-        v: 1,
-        id: t.task.id,
-        issuer: this.peerId,
-        issuedAt: Math.floor(now),
-        expiresAt: Math.floor(t.task.deadline),
-        host: t.channel.host,
-        ...(t.hostCoord !== undefined ? { hostCoord: t.hostCoord } : {}),
-        storage: this.storageEndpoint(),
-        task: t.task,
-      };
-      const envelope = await signOrder(order, this.o.privateKey);
-      const r = await this.router.route(envelope, order);
+      const { envelope, order } = await this.sign(t);
+      const r = await this.router.route(envelope, order, { exclude: this.o.manager.trust.excluded() });
       if (r.status === 'accepted') this.routed.accepted++;
       else this.routed.failed++;
       this.o.log.debug({ task: t.task.id, status: r.status, by: r.by, attempts: r.attempts, level: r.level }, 'task routed');
@@ -145,8 +152,34 @@ export class ManagerNode {
     }
   }
 
+  /** Signs the task's order and sends it to one chosen crawler (spot checks and re-crawls). */
+  async dispatchTo(t: IssuedTask, peer: string): Promise<DispatchResult> {
+    await this.slot();
+    try {
+      const { envelope } = await this.sign(t);
+      const r = await sendTask(this.libp2p, peer, envelope);
+      if (r.load !== undefined) this.peers.note(peer, { load: r.load });
+      return { status: r.status, ...(r.by !== undefined ? { by: r.by } : { by: peer }), ...(r.reason !== undefined ? { reason: r.reason } : {}) };
+    } catch (err) {
+      return { status: 'no-crawler', reason: String(err) };
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Live crawlers with the IP address they connect from and their coordinate (who may verify whom). */
+  volunteers(): { id: string; address: string | null; coord: number[] | null }[] {
+    return this.crawlers().map((p) => {
+      const conn = this.libp2p.getConnections().find((c) => c.remotePeer.toString() === p.id);
+      const m = conn === undefined ? null : /^\/ip[46]\/([^/]+)/.exec(conn.remoteAddr.toString());
+      return { id: p.id, address: m?.[1] ?? null, coord: p.coord !== undefined ? [...p.coord.vec] : null };
+    });
+  }
+
   async stop(): Promise<void> {
     this.o.manager.tasks.dispatch = null;
+    this.o.manager.trust.network = null;
+    this.o.manager.trust.checks.stopSweep();
     await this.receiver.stop().catch(() => undefined);
     await this.archiveReceiver?.stop().catch(() => undefined);
     await this.coords.stop().catch(() => undefined);

@@ -64,6 +64,10 @@ export interface ServeFlags {
   requireToken?: boolean;
   /** More Host names the operator API answers to (e.g. behind a reverse proxy). */
   allowedHost?: string[];
+  /** false (--no-spot-checks): no checks, reputations or quarantines (docs/trust.md). */
+  spotChecks?: boolean;
+  /** Check at least this share of every volunteer's tasks. */
+  spotCheckMinRate?: number;
 }
 
 /** The join command line for volunteers, preferring a non-loopback address. */
@@ -98,6 +102,7 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       warc,
       archive,
       ...timeScaledOptions(flags.timeScale ?? 1),
+      trust: { timeScale: flags.timeScale ?? 1, enabled: flags.spotChecks !== false, ...(flags.spotCheckMinRate !== undefined ? { minRate: flags.spotCheckMinRate } : {}) },
       ...extra,
     });
   } catch (err) {
@@ -206,6 +211,8 @@ export function registerServe(program: Command): void {
     .option('--tick <ms>', 'scheduler step period', intArg('--tick', 10, 600_000), 1000)
     .option('--route-concurrency <n>', 'orders signed and routed at once', intArg('--route-concurrency', 1, 1024), 16)
     .option('--time-scale <x>', 'compress every interval, timeout and delay by x (demos and test networks: 60 makes an hour a minute)', numberArg('--time-scale', 1, MAX_TIME_SCALE), 1)
+    .option('--no-spot-checks', 'trust every volunteer: no second crawls, reputations or quarantines (docs/trust.md)')
+    .option('--spot-check-min-rate <x>', "check at least this share of every volunteer's tasks, 0..1 (default: the reputation's adaptive rate, 2-7.4 %)", numberArg('--spot-check-min-rate', 0, 1))
     .option('--log-level <level>', 'pino log level', 'info')
     .action(async (flags: ServeFlags) => {
       await runServe(flags);

@@ -12,6 +12,7 @@ import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
 import { LazyRunner } from './lazy-runner.js';
 import { parseBootstrap, VolunteerNode, type TaskRunner } from './node.js';
 import { formatStatus } from './status.js';
+import { loadTestPlugin } from './test-plugin.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 
 /** V8's young generation for `join`, MB per semi-space. The default (16) is
@@ -105,10 +106,11 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     : pino({ level: flags.logLevel });
   const { key, created, path } = await loadOrCreateIdentity(flags.dataDir);
   log.info({ identity: path, created }, created ? 'created a new identity' : 'loaded identity');
+  const plugin = await loadTestPlugin(log);
   const node = await VolunteerNode.start({
     privateKey: key,
     manager: flags.manager,
-    createRunner: (sink) => lazyTaskManager(flags, sink, log),
+    createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin(sink) : sink, log),
     listen: flags.listen,
     announce: flags.announce,
     bootstrap,

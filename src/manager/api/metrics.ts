@@ -7,6 +7,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Counters } from '../domain/records.js';
 import type { ApiContext } from './routes.js';
+import { trustMetrics } from './trust-metrics.js';
 
 interface Snapshot {
   channels: number;
@@ -66,6 +67,7 @@ export function createMetrics(ctx: ApiContext): Metrics {
   counter('volcrawl_group_moves_total', 'Channels moved between priority groups by the estimator.', 'groupMoves');
   counter('volcrawl_recrawl_rounds_total', 'Interval reassignment rounds (IIR/ICR).', 'rounds');
   gauge('volcrawl_crawlers_online', 'Crawlers the manager has heard from and not seen leave.', (x) => x.crawlers);
+  trustMetrics(registers, ctx);
 
   return {
     contentType: registry.contentType,

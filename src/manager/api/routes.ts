@@ -7,6 +7,7 @@ import { HttpError } from '../errors.js';
 import type { Manager } from '../manager.js';
 import type { ManagerNode } from '../network.js';
 import type { Route, RouteRequest } from './router.js';
+import { volunteerRoutes } from './volunteer-routes.js';
 import type { CandidatesView, ChannelListView, ChannelView, ContentView, CrawlersView, DeletedView, GroupsView, ImportView, StatusView, TasksView } from './views.js';
 
 /** What the API reads besides the manager: the libp2p node, when there is one. */
@@ -135,6 +136,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       return ok(await m.candidates.accept(origin, extra), 201);
     }),
     r('POST', '/api/candidates/reject', async ({ req }) => ok(await m.candidates.reject(candidateBody(await readJson(req)).origin))),
+    ...volunteerRoutes(ctx),
   ];
 }
 

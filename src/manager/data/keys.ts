@@ -1,7 +1,7 @@
 // The key table: every key the manager's database holds, and the only place
 // that spells one. Keys are strings with a short prefix per record kind (there
 // are millions of them); values are JSON, page texts raw UTF-8. Repositories
-// (channels.ts, tasks.ts, pages.ts, candidates.ts, hosts.ts, meta.ts) build
+// (channels.ts, tasks.ts, pages.ts, candidates.ts, hosts.ts, volunteers.ts, meta.ts) build
 // keys here and nothing outside this folder sees one.
 //
 // A prefix ends at a separator that cannot occur inside the part before it:
@@ -58,6 +58,12 @@ export const K = {
   // hosts (data/hosts.ts)
   hostRtt: (host: string) => `hr!${host}`,
   hostCoord: (host: string) => `hc!${host}`,
+  // volunteers' reputations and the channels whose current pages each supplied (data/volunteers.ts);
+  // peer ids have no '!'
+  volunteer: (peer: string) => `vr!${peer}`,
+  volunteers: () => within('vr!'),
+  volunteerWork: (peer: string, channel: string) => `vw!${peer}!${channel}`,
+  volunteerWorks: (peer: string) => within(`vw!${peer}!`),
   // the rest of the manager's state (data/meta.ts)
-  meta: (name: 'recrawl' | 'seq' | 'counters' | 'lastRound' | 'rounds') => `m!${name}`,
+  meta: (name: 'recrawl' | 'seq' | 'counters' | 'lastRound' | 'rounds' | 'trust') => `m!${name}`,
 } as const;

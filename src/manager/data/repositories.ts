@@ -7,6 +7,7 @@ import { MetaRepository } from './meta.js';
 import { PageRepository } from './pages.js';
 import { Store, type BatchOp } from './store.js';
 import { TaskRepository } from './tasks.js';
+import { VolunteerRepository } from './volunteers.js';
 
 export type { BatchOp } from './store.js';
 
@@ -17,6 +18,7 @@ export class Repositories {
   readonly candidates: CandidateRepository;
   readonly hosts: HostRepository;
   readonly meta: MetaRepository;
+  readonly volunteers: VolunteerRepository;
 
   private constructor(private readonly store: Store) {
     this.channels = new ChannelRepository(store);
@@ -25,6 +27,7 @@ export class Repositories {
     this.candidates = new CandidateRepository(store);
     this.hosts = new HostRepository(store);
     this.meta = new MetaRepository(store);
+    this.volunteers = new VolunteerRepository(store);
   }
 
   /** Opens <data-dir>/db; StoreLockedError when another process holds it. */

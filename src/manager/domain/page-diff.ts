@@ -43,7 +43,7 @@ export function inScope(url: string, ch: Channel): boolean {
 /**
  * The diff of one part against the stored latest records (`prevs[i]` for `urls[i]`, the
  * keys of `live`). A page gets a new version when it came with text and its digest
- * differs from the stored one (or nothing with text was stored yet).
+ * differs from the stored one (or nothing with text was stored yet, or the stored one is unverified).
  */
 export function diffPart(r: UploadedResult, live: Map<string, Validator>, urls: string[], prevs: (PageLatest | undefined)[], o: { now: number; taskId: string; crawler: string }): PartDiff {
   const pageOf = new Map(r.pages.map((p) => [p.url, p]));
@@ -68,7 +68,8 @@ export function diffPart(r: UploadedResult, live: Map<string, Validator>, urls: 
       next.capturedAt = v.capturedAt;
     }
     const p = pageOf.get(url);
-    if (p !== undefined && (prev === undefined || prev.version === 0 || prev.digest !== p.digest)) {
+    if (p !== undefined && (prev === undefined || prev.version === 0 || prev.digest !== p.digest || prev.unverified === true)) {
+      delete next.unverified;
       next.version = (prev?.version ?? 0) + 1;
       next.fetchedAt = p.fetchedAt;
       next.bytes = p.bytes;

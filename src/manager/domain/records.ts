@@ -48,6 +48,9 @@ export interface PageLatest {
   /** The archived capture of this page (`--archive full`): its payload digest and date, for revisit records. */
   payloadDigest?: string;
   capturedAt?: number;
+  /** The current version came from a volunteer since quarantined (or outvoted) and was
+   * never confirmed: the next crawl's text replaces it even under the same digest. */
+  unverified?: true;
 }
 
 /** One stored version of a page (its text is stored beside it). */

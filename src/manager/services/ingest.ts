@@ -15,6 +15,7 @@ import { UploadRefused } from '../errors.js';
 import type { BatchOp } from '../data/repositories.js';
 import type { GroupingOptions } from '../domain/estimator.js';
 import { diffPart, inScope, livePages } from '../domain/page-diff.js';
+import type { Channel } from '../domain/channel.js';
 import type { PageLatest, TaskRecord } from '../domain/records.js';
 import { resultSchema, SUCCESS_STATUSES, type UploadedResult } from '../domain/result-schema.js';
 import { channelOfTask } from '../domain/task-builder.js';
@@ -48,7 +49,20 @@ export interface UploadIn {
 
 type Outcome = { outcome: 'applied' | 'duplicate'; warc: WarcPage[] };
 
+/** Where the trust service (src/manager/trust/service.ts) plugs in. */
+export interface IngestHooks {
+  /** Why uploads from this peer are refused (quarantined, banned), or null. */
+  refusal(peer: string): string | null;
+  /** True for a check crawl's task id: its upload is compared, not stored. */
+  isCheck(taskId: string): boolean;
+  ingestCheck(r: UploadedResult, from: string): Promise<'applied' | 'duplicate'>;
+  /** A task's final part was committed (called after the commit, never awaited by the crawler). */
+  taskFinished(f: { t: TaskRecord; ch: Channel; from: string; r: UploadedResult; receivedAt: number }): Promise<void>;
+}
+
 export class IngestService {
+  hooks: IngestHooks | null = null;
+
   constructor(
     private readonly core: ServiceCore,
     private readonly tasks: TaskService,
@@ -72,6 +86,10 @@ export class IngestService {
     }
     const r = parsed.data;
     if (msg.orderId !== r.taskId) return this.refuse(from, 'orderId and result.taskId differ');
+    const hooks = this.hooks;
+    const refusal = hooks?.refusal(from) ?? null;
+    if (refusal !== null) return this.refuse(from, refusal);
+    if (hooks?.isCheck(r.taskId) === true) return hooks.ingestCheck(r, from);
     // Serialised per channel (parts of one task, and operator edits of the channel);
     // the reads run outside the commit lock, which is held only to commit.
     const res = await this.core.channelLocks.run(channelOfTask(r.taskId), () => this.apply(msg, r, from));
@@ -87,6 +105,16 @@ export class IngestService {
   private duplicate(): Outcome {
     this.core.counters.uploadsDuplicate++;
     return { outcome: 'duplicate', warc: [] };
+  }
+
+  /** Tells the hooks a task finished, in the background (the crawler's acknowledgement does not wait). */
+  private finished(f: Parameters<IngestHooks['taskFinished']>[0]): void {
+    const hooks = this.hooks;
+    if (hooks === null) return;
+    void Promise.resolve()
+      .then(() => hooks.taskFinished(f))
+      .catch((err: unknown) => this.core.log.error({ task: f.t.id, err: String(err) }, 'trust hook failed'))
+      .then(noop);
   }
 
   private async apply(msg: UploadIn, r: UploadedResult, from: string): Promise<Outcome> {
@@ -162,10 +190,13 @@ export class IngestService {
       ops.push(...repos.tasks.finishOps(t));
       if (inFlight) ops.push(...recordUpdate(this.core, this.grouping, { ch, t, r, from, now, history, stored, latest: diff.latest }));
       await repos.commit(ops);
+      this.finished({ t, ch, from, r, receivedAt: now });
       return { outcome: 'applied' as const, warc };
     });
   }
 }
+
+function noop(): void {}
 
 function addCounts(t: TaskRecord, d: { revisited: number; changed: number; newPages: number; versions: unknown[] }, live: number): void {
   t.revisited += d.revisited;

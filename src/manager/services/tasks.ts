@@ -47,6 +47,8 @@ const OVERDUE_PER_STEP = 10_000;
 export class TaskService {
   /** Set by the network side (network.ts); null: issued tasks wait for their deadline. */
   dispatch: Dispatcher | null = null;
+  /** Told of every task a crawler accepted and never finished (the trust service). */
+  onLost: ((t: TaskRecord) => void) | null = null;
   readonly recentFailures: TaskRecord[] = [];
   private readonly dispatching = new Set<Promise<void>>();
   /** At most one task in flight per host (politeness across channels of one host). */
@@ -225,6 +227,7 @@ export class TaskService {
           const rec: TaskRecord = t ?? { id, channel: ch, host: '', issuedAt: 0, deadline: 0, round: 0, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
           await this.failInCommit(rec, 'deadline passed without a final upload');
           this.core.counters.tasksOverdue++;
+          if (rec.state === 'failed' && rec.holder !== undefined) this.onLost?.(rec);
           n++;
         });
       });

@@ -75,6 +75,9 @@ export interface ReputationRecord {
   /** Operator lifts so far (a repeat offender is visible), and the last one. */
   lifts: number;
   lastLift: { at: number; by: string; what: 'quarantine' | 'ban' } | null;
+  /** Tasks it finished (primary crawls, not checks), and how many when it was last put on hold. */
+  tasks?: number;
+  tasksAtHold?: number;
 }
 
 const holdSchema = z.object({ since: z.number().finite(), reason: z.string().max(500), by: z.string().max(200) });
@@ -94,6 +97,8 @@ export const reputationRecordSchema = z.object({
   ban: holdSchema.nullable(),
   lifts: z.number().int().nonnegative(),
   lastLift: z.object({ at: z.number().finite(), by: z.string().max(200), what: z.enum(['quarantine', 'ban']) }).nullable(),
+  tasks: z.number().int().nonnegative().optional(),
+  tasksAtHold: z.number().int().nonnegative().optional(),
 });
 
 /** Validates a stored record (e.g. read back from LevelDB); throws with the field at fault. */
@@ -330,6 +335,8 @@ export interface ReputationSummary {
   lastVerified: ReputationRecord['lastVerified'];
   quarantine: Hold | null;
   ban: Hold | null;
+  tasks: number;
+  tasksAtHold: number | null;
 }
 
 export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationSummary {
@@ -350,5 +357,7 @@ export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAU
     lastVerified: rec.lastVerified,
     quarantine: rec.quarantine,
     ban: rec.ban,
+    tasks: rec.tasks ?? 0,
+    tasksAtHold: rec.tasksAtHold ?? null,
   };
 }

@@ -1,0 +1,82 @@
+// npm run bench:integrity [-- --json] [--honest N] [--malicious forge-text,empty,...] [--sites N]
+//                         [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]
+//
+// Issue 13's benchmark: `dht-manager serve` and N honest plus M misbehaving
+// `volunteer-crawler join` processes (the real CLI; misbehaving ones through
+// the test plugin testbed/misbehave.ts: forge-text rewrites page text under the
+// true digest, empty acknowledges tasks and uploads nothing), crawling the
+// local test web in compressed time. Prints the issue's figures first
+// (targets: every malicious volunteer quarantined, no honest one, no forged
+// version current at the end, detection within a median of 20 of the
+// malicious volunteer's tasks, overhead ≤ 10 %), then the yardsticks.
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { MISBEHAVIOURS, type Misbehaviour } from '../testbed/misbehave.js';
+import { runIntegrity } from '../testbed/integrity.js';
+
+const { values } = parseArgs({
+  options: {
+    json: { type: 'boolean', default: false },
+    honest: { type: 'string', default: '6' },
+    malicious: { type: 'string', default: 'forge-text,forge-text,empty' },
+    sites: { type: 'string', default: '12' },
+    pages: { type: 'string', default: '12' },
+    'time-scale': { type: 'string', default: '600' },
+    seed: { type: 'string', default: '1' },
+    'max-seconds': { type: 'string', default: '600' },
+    'log-dir': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]\n');
+  process.exit(0);
+}
+const int = (name: string, v: string, lo: number, hi: number): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < lo || n > hi) {
+    process.stderr.write(`--${name} must be an integer in [${lo}, ${hi}], got ${v}\n`);
+    process.exit(2);
+  }
+  return n;
+};
+const malicious = values.malicious.split(',').filter((s) => s !== '');
+for (const m of malicious) {
+  if (!(MISBEHAVIOURS as readonly string[]).includes(m)) {
+    process.stderr.write(`--malicious: unknown misbehaviour ${m} (${MISBEHAVIOURS.join(', ')})\n`);
+    process.exit(2);
+  }
+}
+const honest = int('honest', values.honest, 3, 50);
+const load = loadavg()[0]!;
+// Ctrl-C or a kill ends the run early: the processes are stopped and the figures so far printed.
+const abort = new AbortController();
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => abort.abort());
+const res = await runIntegrity({
+  honest,
+  malicious: malicious as Misbehaviour[],
+  sites: int('sites', values.sites, 1, 200),
+  pagesPerSite: int('pages', values.pages, 2, 200),
+  timeScale: int('time-scale', values['time-scale'], 1, 100_000),
+  maxRunMs: int('max-seconds', values['max-seconds'], 10, 36_000) * 1000,
+  settleMs: 60_000,
+  seed: int('seed', values.seed, 0, 2 ** 31),
+  ...(values['log-dir'] !== undefined ? { logDir: values['log-dir'] } : {}),
+  onProgress: values.json ? undefined : (s) => process.stderr.write(`${s}\n`),
+  signal: abort.signal,
+});
+const out = { ...res, loadAvgStart: Math.round(load * 100) / 100, loadAvgEnd: Math.round(loadavg()[0]! * 100) / 100 };
+if (values.json) process.stdout.write(JSON.stringify(out) + '\n');
+else {
+  const ok = (b: boolean) => (b ? 'ok' : 'SHORT');
+  process.stdout.write(
+    [
+      `malicious quarantined   ${res.detected}/${res.malicious}  ${ok(res.detected === res.malicious)}`,
+      `honest quarantined      ${res.falselyQuarantined}/${res.honest}  ${ok(res.falselyQuarantined === 0)}`,
+      `forged current at end   ${res.forgedCurrentAtEnd} (peak ${res.forgedCurrentPeak})  ${ok(res.forgedCurrentAtEnd === 0)}`,
+      `tasks to detect         median ${res.tasksToDetectMedian ?? '-'} (${res.tasksToDetect.join(', ')})  ${ok(res.tasksToDetectMedian !== null && res.tasksToDetectMedian <= 20)}`,
+      `verification overhead   ${(res.verificationOverhead * 100).toFixed(1)} % (${res.checks} checks + ${res.tieBreaks} third crawls / ${res.tasks} tasks)  ${ok(res.verificationOverhead <= 0.1)}`,
+      `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
+    ].join('\n') + '\n',
+  );
+}

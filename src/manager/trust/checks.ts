@@ -1,0 +1,297 @@
+// Check crawls in flight: a second crawl of a finished task by an independent
+// volunteer, a third when the two disagree, and re-crawls that replace a
+// distrusted volunteer's pages. A check is an ordinary signed task with a fresh
+// id and no known pages (every page comes back with its text), sent straight
+// to the chosen volunteer: the crawler cannot tell it from any other task. Its
+// upload is compared, never stored. Checks live in memory: a manager restart
+// drops the ones in flight (they are counted as dropped; reputations persist).
+import type { Rng } from '../../rng.js';
+import type { WireCoord } from '../../dht/signing.js';
+import type { UploadedResult } from '../domain/result-schema.js';
+import type { Channel } from '../domain/channel.js';
+import type { PageLatest, PageVersion, TaskRecord } from '../domain/records.js';
+import { MINUTE } from '../domain/scheduler.js';
+import { buildTask, taskId } from '../domain/task-builder.js';
+import { UploadRefused } from '../errors.js';
+import type { DispatchResult, IssuedTask } from '../services/tasks.js';
+import type { ServiceCore } from '../services/core.js';
+import { compareCrawls, type CompareOptions, type CrawlComparison, type CrawlView } from './compare.js';
+import type { Outcome, VolunteerStatus } from './reputation.js';
+import type { SpotCheckOptions } from './spot-check.js';
+import type { CheckParty } from './tie-break.js';
+import { resolvePair, resolveTieBreak } from './tie-break.js';
+import { chooseVerifier, type VolunteerInfo } from './verifier.js';
+import { CheckCrawl } from './views.js';
+
+/** What the network side lends the trust service. */
+export interface TrustNetwork {
+  /** Volunteers that could crawl now, with the address they connect from and their coordinate. */
+  candidates(): Omit<VolunteerInfo, 'status'>[];
+  /** Signs the task and sends it to this volunteer (no routing). */
+  dispatchTo(t: IssuedTask, peer: string): Promise<DispatchResult>;
+}
+
+/** What the checks need of the trust service (service.ts implements it). */
+export interface TrustHost {
+  readonly core: ServiceCore;
+  readonly counters: { spotChecks: number; tieBreaks: number; checksAgreed: number; checksDisagreed: number; checksInconclusive: number; checksDropped: number; byReason: Record<string, number> };
+  readonly spot: SpotCheckOptions;
+  readonly cmp: CompareOptions;
+  status(id: string): VolunteerStatus;
+  excluded(): Set<string>;
+  apply(volunteer: string, outcome: Outcome): Promise<void>;
+  saveCounters(): Promise<void>;
+  recrawl(channel: string, why: string): Promise<void>;
+  noteRecrawl(id: string): void;
+}
+
+interface Check {
+  id: string;
+  stage: 'verify' | 'tiebreak';
+  channel: string;
+  ratePerMinute: number | null;
+  subject: CrawlView;
+  /** The first verifier's crawl and its comparison with the subject's (tie-breaks). */
+  first?: CrawlView;
+  ab?: CrawlComparison;
+  peer: string;
+  issuedAt: number;
+  deadline: number;
+  crawl: CheckCrawl;
+}
+
+/** Task ids of checks and re-crawls: a sequence far from the task service's (ids also carry the time). */
+const SEQ_BASE = 36 ** 6;
+const SWEEP_MS = 1000;
+
+interface Sent {
+  id: string;
+  /** The peer that holds it (a full receiver may forward it). */
+  by: string;
+  issuedAt: number;
+  deadline: number;
+}
+
+const party = (v: CrawlView): CheckParty => ({ volunteer: v.volunteer, taskId: v.taskId, receivedAt: v.receivedAt });
+
+export class TrustChecks {
+  network: TrustNetwork | null = null;
+  private readonly inFlight = new Map<string, Check>();
+  private seq = SEQ_BASE;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly s: TrustHost,
+    private readonly rng: Rng,
+    readonly timeScale: number,
+  ) {}
+
+  has(id: string): boolean {
+    return this.inFlight.has(id);
+  }
+
+  get size(): number {
+    return this.inFlight.size;
+  }
+
+  /** Starts the sweep of checks whose crawler never answered. */
+  startSweep(): void {
+    this.timer ??= setInterval(() => void this.sweep().catch((err: unknown) => this.s.core.log.error({ err: String(err) }, 'check sweep failed')), SWEEP_MS);
+    this.timer.unref();
+  }
+
+  stopSweep(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** A check crawl's deadline: as long as an ordinary task's shortest (10 min), at least 30 s in compressed time. */
+  private get timeoutMs(): number {
+    return Math.max(30_000, (10 * MINUTE) / this.timeScale);
+  }
+
+  private get graceMs(): number {
+    return Math.max(4000, (5 * MINUTE) / this.timeScale);
+  }
+
+  private info(id: string): VolunteerInfo {
+    const c = this.network?.candidates().find((x) => x.id === id);
+    return { id, status: this.s.status(id), address: c?.address ?? null, coord: c?.coord ?? null };
+  }
+
+  private pick(subject: string, others: string[]): string | null {
+    if (this.network === null) return null;
+    const cands = this.network.candidates().map((c) => ({ ...c, status: this.s.status(c.id) }));
+    return chooseVerifier(this.info(subject), cands, this.rng, others.map((o) => this.info(o)), this.s.spot)?.id ?? null;
+  }
+
+  /** Builds a task for `ch` with no known pages, registers it (`register`, before
+   * it leaves: a fast crawl may upload before the reply), and sends it to `peer`.
+   * The peer that holds it, or null (then `unregister` ran). */
+  private async send(ch: Channel, peer: string, register: (m: Sent) => Promise<void> | void, unregister: (id: string) => Promise<void> | void): Promise<Sent | null> {
+    if (this.network === null) return null;
+    const now = this.s.core.clock();
+    const id = taskId(ch.id, now, this.seq++);
+    const deadline = Math.round(now + this.timeoutMs);
+    const task = buildTask(ch, id, deadline, [], [], []);
+    const [hc] = await this.s.core.repos.hosts.coords([ch.host]);
+    const issued: IssuedTask = hc !== undefined ? { task, channel: ch, hostCoord: hc as WireCoord } : { task, channel: ch };
+    const m: Sent = { id, by: peer, issuedAt: now, deadline };
+    await register(m);
+    let r: DispatchResult;
+    try {
+      r = await this.network.dispatchTo(issued, peer);
+    } catch (err) {
+      r = { status: 'no-crawler', reason: String(err) };
+    }
+    if (r.status !== 'accepted') {
+      this.s.core.log.info({ task: id, peer, status: r.status, reason: r.reason }, 'check crawl not accepted');
+      await unregister(id);
+      return null;
+    }
+    m.by = r.by ?? peer;
+    return m;
+  }
+
+  /** Sends a check of the subject's crawl of `ch` to an independent volunteer. */
+  async start(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null): Promise<void> {
+    const c = this.s.counters;
+    const peer = this.pick(subject.volunteer, []);
+    const register = (m: Sent): void => {
+      this.inFlight.set(m.id, { id: m.id, stage: 'verify', channel: ch.id, ratePerMinute, subject, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() });
+    };
+    const sent = peer === null ? null : await this.send(ch, peer, register, (id) => void this.inFlight.delete(id));
+    if (sent === null || sent.by === subject.volunteer) {
+      if (sent !== null) this.inFlight.delete(sent.id);
+      c.checksDropped++;
+      this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, verifier: peer }, 'no independent volunteer took the check');
+      return;
+    }
+    this.inFlight.get(sent.id)!.peer = sent.by;
+    c.spotChecks++;
+    c.byReason[reason] = (c.byReason[reason] ?? 0) + 1;
+    this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, check: sent.id, verifier: sent.by, reason, status: subject.status, pages: subject.pages.length, live: subject.validators.length }, 'spot check issued');
+  }
+
+  /** One upload part of a check crawl. */
+  async ingest(r: UploadedResult, from: string): Promise<'applied' | 'duplicate'> {
+    const ck = this.inFlight.get(r.taskId);
+    if (ck === undefined) throw new UploadRefused(`unknown task ${r.taskId}`);
+    if (from !== ck.peer) throw new UploadRefused('upload from a peer that does not hold this task');
+    if (!ck.crawl.add(r)) return 'duplicate';
+    if (!r.final) return 'applied';
+    this.inFlight.delete(ck.id);
+    const view = ck.crawl.view(ck.peer, ck.id, ck.issuedAt, this.s.core.clock());
+    await (ck.stage === 'verify' ? this.resolveFirst(ck, view) : this.resolveThird(ck, view));
+    await this.s.saveCounters();
+    return 'applied';
+  }
+
+  private async resolveFirst(ck: Check, view: CrawlView): Promise<void> {
+    const now = this.s.core.clock();
+    const ab = compareCrawls(ck.subject, view, { ratePerMinute: ck.ratePerMinute }, this.s.cmp);
+    const pair = resolvePair(ab, party(ck.subject), party(view), now, this.s.spot);
+    for (const o of pair.outcomes) await this.s.apply(o.volunteer, o.outcome);
+    this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, verdict: ab.verdict, sizes: [ck.subject.status, ck.subject.validators.length, view.status, view.validators.length], reasons: ab.disagreements.map((d) => `${d.reason}: ${d.detail}`), note: ab.note }, 'spot check compared');
+    if (ab.verdict === 'agree') this.s.counters.checksAgreed++;
+    if (ab.verdict === 'inconclusive') this.s.counters.checksInconclusive++;
+    if (!pair.needsTieBreak) return;
+    const ch = await this.s.core.repos.channels.get(ck.channel);
+    const peer = this.pick(ck.subject.volunteer, [view.volunteer]);
+    const register = (m: Sent): void => {
+      this.inFlight.set(m.id, { ...ck, id: m.id, stage: 'tiebreak', first: view, ab, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() });
+    };
+    const sent = ch === undefined || peer === null ? null : await this.send(ch, peer, register, (id) => void this.inFlight.delete(id));
+    if (sent === null || sent.by === ck.subject.volunteer || sent.by === view.volunteer) {
+      if (sent !== null) this.inFlight.delete(sent.id);
+      this.s.counters.checksDropped++;
+      this.s.core.log.warn({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'a disagreement could not be broken: no third volunteer');
+      return;
+    }
+    this.inFlight.get(sent.id)!.peer = sent.by;
+    this.s.counters.tieBreaks++;
+    this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, third: sent.by, check: sent.id }, 'disagreement: third crawl issued');
+  }
+
+  private async resolveThird(ck: Check, c: CrawlView): Promise<void> {
+    const now = this.s.core.clock();
+    const a = ck.subject;
+    const b = ck.first!;
+    const change = { ratePerMinute: ck.ratePerMinute };
+    const ac = compareCrawls(a, c, change, this.s.cmp);
+    const bc = compareCrawls(b, c, change, this.s.cmp);
+    const tb = resolveTieBreak(ck.ab!, ac, bc, { a: party(a), b: party(b), c: party(c) }, now, this.s.spot);
+    for (const o of tb.outcomes) await this.s.apply(o.volunteer, o.outcome);
+    if (tb.odd === null) this.s.counters.checksInconclusive++;
+    else this.s.counters.checksDisagreed++;
+    this.s.core.log.info({ task: a.taskId, volunteer: a.volunteer, verifier: b.volunteer, third: c.volunteer, odd: tb.odd, note: tb.note, bc: bc.disagreements.map((d) => `${d.reason}: ${d.detail}`) }, 'disagreement broken');
+    if (tb.odd === 'a') {
+      // The subject's crawl was outvoted: its versions stop being current once re-crawled.
+      const n = await this.distrust(ck.channel, a.volunteer, null, a.taskId);
+      if (n > 0) await this.s.recrawl(ck.channel, `outvoted task ${a.taskId}`);
+    }
+  }
+
+  /**
+   * Marks the channel's current pages supplied by `peer` (after `since`, or by
+   * task `onlyTask`) unverified, and empties the channel's known pages so its
+   * next crawl brings every page's text. Returns how many pages were marked.
+   */
+  async distrust(channel: string, peer: string, since: number | null, onlyTask?: string): Promise<number> {
+    const { repos, channelLocks, commit } = this.s.core;
+    return channelLocks.run(channel, async () => {
+      const latest = (await repos.pages.latest(channel)).filter((p) => p.latest.version > 0 && p.latest.unverified !== true);
+      const versions = await repos.pages.versionsWithText(channel, latest.map((p) => ({ url: p.url, version: p.latest.version })));
+      const bad = new Set(versions.filter((v: PageVersion) => v.crawler === peer && (onlyTask === undefined || v.taskId === onlyTask)).map((v) => v.url));
+      const marked: { url: string; latest: PageLatest }[] = latest.filter((p) => bad.has(p.url)).map((p) => ({ url: p.url, latest: { ...p.latest, unverified: true as const } }));
+      if (marked.length === 0) return 0;
+      const after = since === null ? marked.length : versions.filter((v) => bad.has(v.url) && v.storedAt > since).length;
+      await commit.run(() => repos.commit([...marked.map((m) => repos.pages.latestOp(channel, m.url, m.latest)), repos.channels.knownOp(channel, [])]));
+      this.s.core.log.info({ channel, volunteer: peer, pages: marked.length, sinceLastVerified: after }, 'pages marked unverified');
+      return marked.length;
+    });
+  }
+
+  /** A re-crawl of `channel` by a volunteer in good standing; its pages are stored as usual. */
+  async recrawl(channel: string, why: string): Promise<string | null> {
+    const ch = await this.s.core.repos.channels.get(channel);
+    const excluded = [...this.s.excluded()];
+    const peer = ch === undefined ? null : this.pick(excluded[0] ?? '', excluded.slice(1));
+    if (ch === undefined || peer === null) {
+      this.s.core.log.info({ channel, why }, 're-crawl not issued now: the next scheduled crawl brings every page');
+      return null;
+    }
+    const { repos, commit } = this.s.core;
+    const record = (m: Sent, state: TaskRecord['state']): TaskRecord => ({ id: m.id, channel, host: ch.host, issuedAt: m.issuedAt, deadline: m.deadline, round: 0, state, holder: m.by, parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 });
+    // An ordinary task record outside the schedule (under its finished key): the ingest
+    // service stores its pages like any upload's and leaves the schedule alone.
+    let sentMeta: Sent | undefined;
+    const sent = await this.send(
+      ch,
+      peer,
+      async (m) => {
+        sentMeta = m;
+        this.s.noteRecrawl(m.id);
+        await commit.run(() => repos.commit([repos.tasks.putOp(record(m, 'running'), false)]));
+      },
+      async () => {
+        if (sentMeta !== undefined) await commit.run(() => repos.commit([repos.tasks.putOp({ ...record(sentMeta!, 'failed'), reason: 'not accepted' }, false)]));
+      },
+    );
+    if (sent === null) return null;
+    if (sent.by !== peer) await commit.run(() => repos.commit([repos.tasks.putOp(record(sent, 'running'), false)]));
+    this.s.core.log.info({ channel, task: sent.id, by: sent.by, why }, 're-crawl issued');
+    return sent.id;
+  }
+
+  /** Checks whose crawler did not upload in time: a lost task for it, and the check is dropped. */
+  private async sweep(): Promise<void> {
+    const now = this.s.core.clock();
+    for (const ck of [...this.inFlight.values()]) {
+      if (now <= ck.deadline + this.graceMs) continue;
+      this.inFlight.delete(ck.id);
+      this.s.counters.checksDropped++;
+      await this.s.apply(ck.peer, { kind: 'lost', at: now, taskId: ck.id, reason: 'accepted a check crawl and never uploaded it' });
+    }
+  }
+}

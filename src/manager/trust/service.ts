@@ -1,0 +1,299 @@
+// The manager's trust service: the live side of the pure rules in this folder
+// (docs/trust.md). It holds one reputation per volunteer identity (persisted
+// with the manager's database), decides after each finished task whether to
+// check it, sends the check to an independent second volunteer, compares the
+// two crawls, breaks disagreements with a third, records the outcomes, and
+// quarantines: no new tasks (routing excludes the identity, its uploads are
+// refused), its current pages marked unverified and re-crawled by others.
+//
+// Hooks, so that the services it watches change little: the ingest service
+// hands it check uploads and finished tasks (IngestHooks), the task service
+// tells it of tasks lost after acceptance, and the network side lends it a
+// way to send a task to one chosen volunteer (TrustNetwork).
+import type { TaskStatus } from '../../crawler/task.js';
+import { createRng, type Rng } from '../../rng.js';
+import type { UploadedResult } from '../domain/result-schema.js';
+import type { TaskRecord } from '../domain/records.js';
+import type { Channel } from '../domain/channel.js';
+import { ValidationError, NotFoundError } from '../errors.js';
+import type { ServiceCore } from '../services/core.js';
+import { compareOptions, DEFAULT_COMPARE, type CompareOptions } from './compare.js';
+import { reputationOptions, type ReputationOptions } from './reputation-options.js';
+import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, spotCheckRate, summarise, unban, type Outcome, type ReputationRecord, type ReputationSummary, type VolunteerStatus } from './reputation.js';
+import { decideSpotCheck, DEFAULT_SPOT_CHECK, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
+import { TrustChecks, type TrustNetwork } from './checks.js';
+import { storedCrawlView } from './views.js';
+
+export type { TrustNetwork } from './checks.js';
+
+export interface TrustServiceOptions {
+  /** False: nothing is checked and nobody is quarantined (the manager as before). */
+  enabled?: boolean;
+  reputation?: Partial<ReputationOptions>;
+  spotCheck?: Partial<SpotCheckOptions>;
+  compare?: Partial<CompareOptions>;
+  /** The manager's time scale (time-scale.ts): channel change rates are per compressed minute. */
+  timeScale?: number;
+  /** Check at least this share of every volunteer's tasks (`--spot-check-min-rate`; default 0: the reputation's rate alone). */
+  minRate?: number;
+  seed?: number;
+}
+
+/** Running totals (persisted; /metrics). */
+export interface TrustCounters {
+  primary: number;
+  spotChecks: number;
+  tieBreaks: number;
+  recrawls: number;
+  quarantines: number;
+  checksAgreed: number;
+  checksDisagreed: number;
+  checksInconclusive: number;
+  /** Checks that could not be issued (no independent volunteer) or were lost. */
+  checksDropped: number;
+  byReason: Record<string, number>;
+}
+
+const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, byReason: {} });
+
+/** A finished task as the ingest service reports it (after its final part is committed). */
+export interface FinishedTask {
+  t: TaskRecord;
+  ch: Channel;
+  from: string;
+  r: UploadedResult;
+  receivedAt: number;
+}
+
+export class TrustService {
+  readonly counters: TrustCounters;
+  readonly rep: ReputationOptions;
+  readonly spot: SpotCheckOptions;
+  readonly cmp: CompareOptions;
+  readonly enabled: boolean;
+  readonly minRate: number;
+  readonly checks: TrustChecks;
+  private readonly records = new Map<string, ReputationRecord>();
+  private readonly rng: Rng;
+  /** Re-crawl tasks in flight (their results are stored, but they are not primary tasks). */
+  private readonly recrawlIds = new Set<string>();
+
+  private constructor(
+    readonly core: ServiceCore,
+    o: TrustServiceOptions,
+    counters: TrustCounters,
+  ) {
+    this.enabled = o.enabled ?? true;
+    this.minRate = o.minRate ?? 0;
+    if (!(this.minRate >= 0 && this.minRate <= 1)) throw new RangeError(`minRate must be in [0, 1], got ${o.minRate}`);
+    this.rep = reputationOptions(o.reputation);
+    // In compressed time a channel of unknown rate changes that much faster too.
+    const scale = o.timeScale ?? 1;
+    this.spot = spotCheckOptions({ unknownRatePerMinute: DEFAULT_SPOT_CHECK.unknownRatePerMinute * scale, ...o.spotCheck });
+    this.cmp = compareOptions({ unknownRatePerMinute: DEFAULT_COMPARE.unknownRatePerMinute * scale, ...o.compare });
+    this.counters = counters;
+    this.rng = createRng(o.seed ?? Date.now() % 2 ** 32);
+    this.checks = new TrustChecks(this, this.rng, o.timeScale ?? 1);
+  }
+
+  /** Loads every stored reputation (a damaged record is logged and starts again as new). */
+  static async open(core: ServiceCore, o: TrustServiceOptions = {}): Promise<TrustService> {
+    const c = (await core.repos.volunteers.counters()) as Partial<TrustCounters> | undefined;
+    const s = new TrustService(core, o, { ...zero(), ...(c ?? {}) });
+    for (const { id, value } of await core.repos.volunteers.all()) {
+      try {
+        s.records.set(id, parseReputation(value));
+      } catch (err) {
+        core.log.warn({ volunteer: id, err: String(err) }, 'damaged reputation record ignored');
+      }
+    }
+    return s;
+  }
+
+  set network(n: TrustNetwork | null) {
+    this.checks.network = n;
+  }
+
+  // ---------------------------------------------------------------- reputations
+
+  record(id: string): ReputationRecord {
+    return this.records.get(id) ?? newReputation(id, this.core.clock());
+  }
+
+  status(id: string): VolunteerStatus {
+    const r = this.records.get(id);
+    return r === undefined ? 'new' : reputationStatus(r, this.rep);
+  }
+
+  /** Identities that get no task: quarantined and banned. */
+  excluded(): Set<string> {
+    const out = new Set<string>();
+    if (!this.enabled) return out;
+    for (const r of this.records.values()) if (!mayWork(r)) out.add(r.id);
+    return out;
+  }
+
+  /** Why an upload from `peer` is refused (quarantined or banned), or null. */
+  refusal(peer: string): string | null {
+    const r = this.records.get(peer);
+    if (!this.enabled || r === undefined || mayWork(r)) return null;
+    return r.ban !== null ? `this identity is banned: ${r.ban.reason}` : `this identity is quarantined: ${r.quarantine?.reason ?? ''}`;
+  }
+
+  summaries(): ReputationSummary[] {
+    return [...this.records.values()].map((r) => summarise(r, this.rep)).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  summary(id: string): ReputationSummary {
+    const r = this.records.get(id);
+    if (r === undefined) throw new NotFoundError(`no volunteer ${id}`);
+    return summarise(r, this.rep);
+  }
+
+  statusCounts(): Record<VolunteerStatus, number> {
+    const out: Record<VolunteerStatus, number> = { new: 0, trusted: 0, suspect: 0, quarantined: 0, banned: 0 };
+    for (const r of this.records.values()) out[reputationStatus(r, this.rep)]++;
+    return out;
+  }
+
+  overhead(): number {
+    return verificationOverhead({ primary: this.counters.primary, spotChecks: this.counters.spotChecks, tieBreaks: this.counters.tieBreaks, recrawls: this.counters.recrawls });
+  }
+
+  private async save(r: ReputationRecord): Promise<void> {
+    this.records.set(r.id, r);
+    const { repos } = this.core;
+    await this.core.commit.run(() => repos.commit([repos.volunteers.putOp(r.id, r), repos.volunteers.countersOp(this.counters)]));
+  }
+
+  /** Persists the counters alone. */
+  async saveCounters(): Promise<void> {
+    const { repos } = this.core;
+    await this.core.commit.run(() => repos.commit([repos.volunteers.countersOp(this.counters)]));
+  }
+
+  /** Applies one outcome to a volunteer; quarantines it when the rule says so. */
+  async apply(volunteer: string, outcome: Outcome): Promise<void> {
+    const res = recordOutcome(this.record(volunteer), outcome, this.rep);
+    await this.save(res.record);
+    if (res.before !== res.after) this.core.log.info({ volunteer, from: res.before, to: res.after, outcome: outcome.kind, reason: outcome.reason }, 'volunteer status changed');
+    if (res.quarantined) await this.quarantined(res.record);
+  }
+
+  // ---------------------------------------------------------------- operators
+
+  async lift(id: string, by: string): Promise<ReputationSummary> {
+    const r = this.records.get(id);
+    if (r === undefined) throw new NotFoundError(`no volunteer ${id}`);
+    if (r.quarantine === null) throw new ValidationError(`volunteer ${id} is not quarantined`);
+    await this.save(liftQuarantine(r, this.core.clock(), by, this.rep));
+    this.core.log.warn({ volunteer: id, by }, 'quarantine lifted by an operator');
+    return this.summary(id);
+  }
+
+  async ban(id: string, by: string, reason: string): Promise<ReputationSummary> {
+    if (reason.length === 0 || reason.length > 500) throw new ValidationError('a ban needs a reason of 1 to 500 characters');
+    const first = !this.records.has(id);
+    const r = ban(this.record(id), this.core.clock(), by, reason);
+    await this.save(r);
+    this.core.log.warn({ volunteer: id, by, reason, first }, 'volunteer banned by an operator');
+    await this.quarantined(r);
+    return this.summary(id);
+  }
+
+  async unban(id: string, by: string): Promise<ReputationSummary> {
+    const r = this.records.get(id);
+    if (r === undefined) throw new NotFoundError(`no volunteer ${id}`);
+    if (r.ban === null) throw new ValidationError(`volunteer ${id} is not banned`);
+    await this.save(unban(r, this.core.clock(), by, this.rep));
+    this.core.log.warn({ volunteer: id, by }, 'ban lifted by an operator');
+    return this.summary(id);
+  }
+
+  // ---------------------------------------------------------------- hooks
+
+  /** IngestHooks: true when `taskId` is a check crawl (its upload goes to `ingestCheck`). */
+  isCheck(taskId: string): boolean {
+    return this.checks.has(taskId);
+  }
+
+  ingestCheck(r: UploadedResult, from: string): Promise<'applied' | 'duplicate'> {
+    return this.checks.ingest(r, from);
+  }
+
+  /** IngestHooks: a task's final part was committed. Decides whether it is checked. */
+  async taskFinished(f: FinishedTask): Promise<void> {
+    if (!this.enabled) return;
+    const { t, ch, from, r } = f;
+    if (this.recrawlIds.delete(t.id)) return;
+    const first = !this.records.has(from);
+    const rec = { ...this.record(from) };
+    rec.tasks = (rec.tasks ?? 0) + 1;
+    const { repos } = this.core;
+    this.counters.primary++;
+    const success = r.status === 'completed' || r.status === 'page-cap' || r.status === 'deadline';
+    const ops = [repos.volunteers.countersOp(this.counters), repos.volunteers.putOp(from, rec)];
+    if (success && t.pagesStored > 0) ops.push(repos.volunteers.workOp(from, ch.id, { taskId: t.id, at: f.receivedAt }));
+    this.records.set(from, rec);
+    await this.core.commit.run(() => repos.commit(ops));
+    if (first) this.core.log.info({ volunteer: from }, 'new volunteer identity');
+    const scale = this.checks.timeScale;
+    const ratePerMinute = ch.changeRate === null ? null : ch.changeRate * scale;
+    const decision = decideSpotCheck(
+      {
+        taskId: t.id,
+        volunteer: from,
+        status: r.status as TaskStatus,
+        issuedAt: t.issuedAt,
+        receivedAt: f.receivedAt,
+        livePages: t.livePages,
+        knownPages: Math.max(0, ch.expectedPages === 0 ? 0 : t.revisited + (t.livePages === 0 ? ch.expectedPages : 0)),
+        revisited: t.revisited,
+        changedOfRevisited: t.changed,
+        sinceLastCrawlMinutes: null,
+        ratePerMinute,
+      },
+      mayWork(rec) ? Math.max(this.minRate, spotCheckRate(rec, this.rep)) : 0,
+      this.rng,
+      this.spot,
+    );
+    if (!decision.check || !success) return;
+    const subject = await storedCrawlView(repos, ch.id, { id: t.id, issuedAt: t.issuedAt, holder: from, status: r.status as TaskStatus, receivedAt: f.receivedAt, interSiteUrls: r.interSiteUrls });
+    await this.checks.start(ch, subject, decision.reason, ratePerMinute);
+  }
+
+  /** TaskService hook: a task a volunteer accepted was lost (deadline passed without its upload). */
+  async taskLost(t: TaskRecord): Promise<void> {
+    if (!this.enabled || t.holder === undefined || t.holder === 'unknown') return;
+    await this.apply(t.holder, { kind: 'lost', at: this.core.clock(), taskId: t.id, reason: 'accepted a task and never uploaded it' });
+  }
+
+  // ---------------------------------------------------------------- quarantine
+
+  /** A volunteer was quarantined or banned: every page it supplied that is still
+   * current is marked unverified and its channels are re-crawled by others. */
+  private async quarantined(held: ReputationRecord): Promise<void> {
+    this.counters.quarantines++;
+    const r = { ...held, tasksAtHold: held.tasks ?? 0 };
+    await this.save(r);
+    const works = await this.core.repos.volunteers.works(r.id);
+    let unverified = 0;
+    for (const { channel, work } of works) {
+      const n = await this.checks.distrust(channel, r.id, r.lastVerified?.at ?? null);
+      unverified += n;
+      if (n > 0) await this.recrawl(channel, `pages of ${r.id} (last task ${work.taskId})`);
+    }
+    await this.saveCounters();
+    this.core.log.warn({ volunteer: r.id, reason: r.ban?.reason ?? r.quarantine?.reason, channels: works.length, unverifiedPages: unverified, lastVerified: r.lastVerified }, r.ban !== null ? 'volunteer banned' : 'volunteer quarantined');
+  }
+
+  /** Re-crawls a channel by an independent volunteer; the new pages replace unverified ones. */
+  async recrawl(channel: string, why: string): Promise<void> {
+    if ((await this.checks.recrawl(channel, why)) !== null) this.counters.recrawls++;
+  }
+
+  /** A re-crawl task is about to leave: its upload is not a primary task. */
+  noteRecrawl(id: string): void {
+    this.recrawlIds.add(id);
+  }
+}

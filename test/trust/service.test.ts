@@ -1,0 +1,151 @@
+// The trust service wired into a real manager (LevelDB in a temp dir, the real
+// ingest and task services): uploads go through IngestService exactly as the
+// upload protocol delivers them; only the network is replaced by a recorder
+// of the check tasks the manager sends (the real-process run is in
+// integrity.test.ts).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Task } from '../../src/crawler/task.js';
+import { UploadRefused } from '../../src/manager/errors.js';
+import type { Manager } from '../../src/manager/manager.js';
+import type { IssuedTask } from '../../src/manager/services/tasks.js';
+import { Clock, openManager, resultFor, tempDir, upload, type FakePage } from '../manager/helpers.js';
+
+const F = '12D3KooWForgerForgerForgerForgerForgerForgerForger';
+const V1 = '12D3KooWVerifierOneVerifierOneVerifierOneVerifier1';
+const V2 = '12D3KooWVerifierTwoVerifierTwoVerifierTwoVerifier2';
+const V3 = '12D3KooWVerifierThreeVerifierThreeVerifierThree333';
+
+const pages = (v: number): FakePage[] => Array.from({ length: 6 }, (_, i) => ({ path: `/p${i}`, body: `page ${i} version ${v} with enough words to read like a real page` }));
+
+let dir: ReturnType<typeof tempDir>;
+let clock: Clock;
+let m: Manager;
+let sent: { t: IssuedTask; peer: string }[];
+
+async function open(extra: Parameters<typeof openManager>[2] = {}): Promise<Manager> {
+  const mgr = await openManager(dir.dir, clock, { trust: { seed: 7, minRate: 1 }, ...extra });
+  sent = [];
+  mgr.trust.network = {
+    candidates: () => [F, V1, V2, V3].map((id, i) => ({ id, address: `10.0.${i}.1`, coord: [i * 30, 0] })),
+    dispatchTo: async (t, peer) => {
+      sent.push({ t, peer });
+      return { status: 'accepted', by: peer };
+    },
+  };
+  return mgr;
+}
+
+async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The task of `peer`'s crawl, as the forger would upload it: true digests, rewritten text. */
+function forged(task: Task, ps: FakePage[]) {
+  const r = resultFor(task, ps, { at: clock.now() });
+  return { ...r, pages: r.pages.map((p) => ({ ...p, text: `SPAM buy now ${p.url}` })) };
+}
+
+async function crawl(peer: string, ps: FakePage[], forge = false): Promise<Task> {
+  const [t] = await m.tasks.issueDue();
+  expect(t, 'a task is due').toBeDefined();
+  clock.advance(1000);
+  await m.ingest.ingest(upload(t!.task, forge ? forged(t!.task, ps) : resultFor(t!.task, ps, { at: clock.now() })), peer);
+  return t!.task;
+}
+
+/** Answers the n-th check task the manager sent, as its volunteer crawls it. */
+async function answer(n: number, ps: FakePage[], forge = false): Promise<void> {
+  await until(`check task ${n}`, () => sent.length > n);
+  const { t, peer } = sent[n]!;
+  expect(t.task.known).toEqual([]);
+  clock.advance(500);
+  await m.ingest.ingest(upload(t.task, forge ? forged(t.task, ps) : resultFor(t.task, ps, { at: clock.now() })), peer);
+}
+
+beforeEach(async () => {
+  dir = tempDir();
+  clock = new Clock();
+  m = await open();
+  await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
+});
+
+afterEach(async () => {
+  await m.close();
+  dir.cleanup();
+});
+
+describe('trust service in a real manager', () => {
+  it('a forger is outvoted by two independent crawls, quarantined, refused, and its pages replaced; the verdict survives a restart', async () => {
+    await crawl(F, pages(1), true);
+    await answer(0, pages(1)); // the second crawl disagrees (same digests, other text)
+    await answer(1, pages(1)); // the third crawl agrees with the second: the forger is outvoted
+    expect(new Set([sent[0]!.peer, sent[1]!.peer]).has(F)).toBe(false);
+    expect(sent[0]!.peer).not.toBe(sent[1]!.peer);
+    await until('the quarantine', () => m.trust.status(F) === 'quarantined');
+    expect(m.trust.excluded().has(F)).toBe(true);
+    expect(m.trust.summary(F).quarantine?.reason).toMatch(/outvoted by two crawls \(contradiction/);
+
+    // Its current pages are unverified; the re-crawl by another volunteer replaces them.
+    await answer(2, pages(1));
+    expect(sent[2]!.peer).not.toBe(F);
+    const ch = (await m.channels.list())[0]!;
+    const current = await m.pages.latest(ch.id);
+    expect(current).toHaveLength(6);
+    expect(current.every((p) => !p.text.includes('SPAM') && p.crawler !== F)).toBe(true);
+
+    // No new work and no uploads from it.
+    clock.advance(3_600_000);
+    const [t] = await m.tasks.issueDue();
+    await expect(m.ingest.ingest(upload(t!.task, resultFor(t!.task, pages(1))), F)).rejects.toThrow(UploadRefused);
+
+    // Reputation is persisted with the manager's database.
+    const before = m.trust.summary(F);
+    await m.close();
+    m = await open();
+    expect(m.trust.summary(F)).toEqual(before);
+    expect(m.trust.status(V1)).not.toBe('quarantined');
+  });
+
+  it('pages that legitimately changed between the two crawls are never held against either volunteer', async () => {
+    await crawl(V1, pages(1));
+    // The verifier's crawl comes an hour later: every page has a new version by then.
+    clock.advance(3_600_000);
+    await answer(0, pages(2));
+    // And one page that changed right away (one page never accuses anybody).
+    clock.advance(3_600_000);
+    const one = pages(1).map((p, i) => (i === 0 ? { ...p, body: p.body + ' edited' } : p));
+    await crawl(V2, one);
+    await answer(1, pages(1));
+    await until('both checks resolved', () => m.trust.checks.size === 0 && m.trust.counters.checksAgreed + m.trust.counters.checksInconclusive >= 2);
+    expect(m.trust.counters.tieBreaks).toBe(0);
+    for (const id of [V1, V2, sent[0]!.peer, sent[1]!.peer]) expect(m.trust.record(id).totals.disagree, id).toBe(0);
+  });
+
+  it('a new identity starts untrusted and is checked more than one that earned trust; operators ban and lift', async () => {
+    for (let i = 0; i < 20; i++) {
+      clock.advance(7 * 86_400_000);
+      await crawl(V1, pages(1));
+      await answer(i, pages(1));
+    }
+    await until('the checks', () => m.trust.checks.size === 0);
+    const old = m.trust.summary(V1);
+    expect(old.status).toBe('trusted');
+    clock.advance(7 * 86_400_000);
+    await crawl(V3, pages(1));
+    const fresh = m.trust.summary(V3);
+    expect(fresh.status).toBe('new');
+    expect(fresh.spotCheckRate).toBeGreaterThan(old.spotCheckRate);
+
+    await m.trust.ban(V3, 'alice', 'owner asked');
+    expect(m.trust.status(V3)).toBe('banned');
+    expect(m.trust.refusal(V3)).toMatch(/banned: owner asked/);
+    await expect(m.trust.lift(V3, 'alice')).rejects.toThrow(/not quarantined/);
+    await m.trust.unban(V3, 'alice');
+    expect(m.trust.status(V3)).toBe('suspect'); // on probation: every task checked until it shows clean work
+    expect(m.trust.summary(V3).spotCheckRate).toBe(1);
+  });
+});

@@ -1,0 +1,171 @@
+// Honest and misbehaving volunteers against one manager, all real processes on
+// the local test web, in compressed time: the integrity benchmark
+// (bench/integrity.ts) and the end-to-end trust test run this. Misbehaving
+// volunteers are the real `volunteer-crawler join` with the test plugin
+// (testbed/misbehave.ts). The web's clock runs `timeScale` times faster than
+// the real one, so its pages change while the volunteers crawl them; whatever
+// the manager decides is read back through its operator API.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { FORGED_MARKER, type Misbehaviour } from './misbehave.js';
+import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from './processes.js';
+import { TestWeb, type SiteSpec } from './web/testweb.js';
+
+export interface IntegrityOptions {
+  honest: number;
+  /** One entry per misbehaving volunteer. */
+  malicious: Misbehaviour[];
+  /** Sites on the test web (each one channel). */
+  sites: number;
+  pagesPerSite: number;
+  /** Compressed time: manager durations and the web's clock. */
+  timeScale: number;
+  /** Give up waiting for the quarantines after this long (real ms). */
+  maxRunMs: number;
+  /** After the last quarantine, wait at most this long for forged pages to be replaced. */
+  settleMs: number;
+  seed: number;
+  /** Each volunteer's log (else piped and dropped). */
+  logDir?: string;
+  onProgress?: (s: string) => void;
+  /** Stops the run early (the processes are still stopped and the figures so far returned). */
+  signal?: AbortSignal;
+}
+
+export interface IntegrityResult {
+  honest: number;
+  malicious: number;
+  detected: number;
+  falselyQuarantined: number;
+  forgedCurrentAtEnd: number;
+  tasksToDetectMedian: number | null;
+  verificationOverhead: number;
+  /** Yardsticks. */
+  tasksToDetect: (number | null)[];
+  realSecondsToDetect: (number | null)[];
+  tasks: number;
+  checks: number;
+  tieBreaks: number;
+  recrawls: number;
+  checksDropped: number;
+  forgedCurrentPeak: number;
+  runSeconds: number;
+  timeScale: number;
+}
+
+interface VolunteerSummary {
+  id: string;
+  status: string;
+  tasks: number;
+  tasksAtHold: number | null;
+  quarantine: { since: number } | null;
+}
+interface VolunteersView {
+  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number };
+  verificationOverhead: number;
+  volunteers: VolunteerSummary[];
+}
+
+const MISBEHAVE_PLUGIN = resolve(import.meta.dirname, 'misbehave.ts');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function median(xs: number[]): number | null {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult> {
+  const say = o.onProgress ?? (() => undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'volcrawl-integrity-'));
+  // One loopback address per site (the manager sends one task per host at a time);
+  // change rates from static to a few a day, so pages change during the run.
+  const specs: SiteSpec[] = Array.from({ length: o.sites }, (_, i) => ({ name: `s${i}`, bindHost: `127.0.${1 + (i >> 8)}.${(i % 250) + 2}`, pages: o.pagesPerSite, fanout: 4, pageBytes: 1500, changesPerDay: [0, 0.25, 1, 2][i % 4]! }));
+  const web = await TestWeb.start(specs, { seed: o.seed });
+  let mgr: ManagerProcess | undefined;
+  const procs: VolunteerProcess[] = [];
+  const started = Date.now();
+  const ticker = setInterval(() => web.clock.advance(100 * o.timeScale), 100);
+  try {
+    mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', String(o.timeScale), '--tick', '200', '--rate-cap', 'off', '--log-level', 'info'], o.logDir !== undefined ? { logFile: join(o.logDir, 'manager.log') } : {});
+    const api = async <T>(path: string): Promise<T> => (await (await fetch(`${mgr!.api}${path}`)).json()) as T;
+    const io = (name: string, env?: Record<string, string>) => ({ ...(o.logDir !== undefined ? { logFile: join(o.logDir, `${name}.log`) } : {}), ...(env !== undefined ? { env } : {}) });
+    const args = (i: number) => ['--threads', '2', '--queue', '2', '--coord-interval', '500', '--seed', String(o.seed * 100 + i)];
+    for (let i = 0; i < o.honest; i++) procs.push(await startVolunteerProcess(`honest-${i}`, mgr, join(dir, `h${i}`), args(i), io(`honest-${i}`)));
+    const bad: VolunteerProcess[] = [];
+    for (const [i, mode] of o.malicious.entries()) {
+      const p = await startVolunteerProcess(`malicious-${i}-${mode}`, mgr, join(dir, `m${i}`), args(100 + i), io(`malicious-${i}-${mode}`, { VOLCRAWL_TEST_PLUGIN: MISBEHAVE_PLUGIN, VOLCRAWL_MISBEHAVE: mode }));
+      procs.push(p);
+      bad.push(p);
+    }
+    const badIds = new Set(bad.map((b) => b.peerId));
+    const total = o.honest + o.malicious.length;
+    for (let t = 0; (await api<{ online: number }>('/api/crawlers')).online < total; t++) {
+      if (t > 900 || o.signal?.aborted === true) throw new Error('the manager did not see every volunteer within 90 s');
+      await sleep(100);
+    }
+    say(`${total} volunteers online; adding ${o.sites} channels`);
+    const channels: string[] = [];
+    for (const name of web.siteNames) {
+      const res = await fetch(`${mgr.api}/api/channels`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: web.site(name).url('/'), depth: 3, delayMs: 0, group: 0 }) });
+      channels.push(((await res.json()) as { id: string }).id);
+    }
+    const forgedNow = async (): Promise<number> => {
+      let n = 0;
+      for (const id of channels) {
+        const pages = (await api<{ pages: { text: string }[] }>(`/api/channels/${id}/content?limit=1000`)).pages;
+        n += pages.filter((p) => p.text.includes(FORGED_MARKER)).length;
+      }
+      return n;
+    };
+    let peak = 0;
+    const detectedAt = new Map<string, number>();
+    let v: VolunteersView = await api<VolunteersView>('/api/volunteers');
+    let settleFrom: number | null = null;
+    for (;;) {
+      await sleep(1000);
+      v = await api<VolunteersView>('/api/volunteers');
+      for (const s of v.volunteers) if (badIds.has(s.id) && s.quarantine !== null && !detectedAt.has(s.id)) detectedAt.set(s.id, Date.now() - started);
+      const forged = await forgedNow();
+      peak = Math.max(peak, forged);
+      const elapsed = Date.now() - started;
+      say(`${(elapsed / 1000).toFixed(0)} s: ${v.counters.primary} tasks, ${v.counters.spotChecks} checks, ${v.counters.tieBreaks} third crawls, ${detectedAt.size}/${bad.length} quarantined, ${forged} forged pages current`);
+      if (detectedAt.size === bad.length && settleFrom === null) settleFrom = Date.now();
+      if (settleFrom !== null && (forged === 0 || Date.now() - settleFrom > o.settleMs)) break;
+      if (elapsed > o.maxRunMs || o.signal?.aborted === true) break;
+    }
+    const forgedEnd = await forgedNow();
+    const byId = new Map(v.volunteers.map((s) => [s.id, s]));
+    const tasksToDetect = bad.map((b) => byId.get(b.peerId)?.tasksAtHold ?? null);
+    return {
+      honest: o.honest,
+      malicious: bad.length,
+      detected: bad.filter((b) => byId.get(b.peerId)?.quarantine != null).length,
+      falselyQuarantined: procs.filter((p) => !badIds.has(p.peerId) && byId.get(p.peerId)?.quarantine != null).length,
+      forgedCurrentAtEnd: forgedEnd,
+      tasksToDetectMedian: median(tasksToDetect.filter((x): x is number => x !== null)),
+      verificationOverhead: Math.round(v.verificationOverhead * 1e4) / 1e4,
+      tasksToDetect,
+      realSecondsToDetect: bad.map((b) => (detectedAt.has(b.peerId) ? Math.round(detectedAt.get(b.peerId)! / 100) / 10 : null)),
+      tasks: v.counters.primary,
+      checks: v.counters.spotChecks,
+      tieBreaks: v.counters.tieBreaks,
+      recrawls: v.counters.recrawls,
+      checksDropped: v.counters.checksDropped,
+      forgedCurrentPeak: peak,
+      runSeconds: Math.round((Date.now() - started) / 1000),
+      timeScale: o.timeScale,
+    };
+  } catch (err) {
+    const logs = [mgr, ...procs].filter((p) => p !== undefined).map((p) => p!.output(40)).join('\n');
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`, { cause: err });
+  } finally {
+    clearInterval(ticker);
+    await Promise.all(procs.map((p) => p.kill()));
+    await mgr?.stop(10_000);
+    await web.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
