@@ -17,13 +17,13 @@ import { runIntegrity } from '../testbed/integrity.js';
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
-    honest: { type: 'string', default: '6' },
+    honest: { type: 'string', default: '5' },
     malicious: { type: 'string', default: 'forge-text,forge-text,empty' },
     sites: { type: 'string', default: '12' },
-    pages: { type: 'string', default: '12' },
+    pages: { type: 'string', default: '8' },
     'time-scale': { type: 'string', default: '600' },
     seed: { type: 'string', default: '1' },
-    'max-seconds': { type: 'string', default: '600' },
+    'max-seconds': { type: 'string', default: '1500' },
     'log-dir': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -76,6 +76,7 @@ else {
       `forged current at end   ${res.forgedCurrentAtEnd} (peak ${res.forgedCurrentPeak})  ${ok(res.forgedCurrentAtEnd === 0)}`,
       `tasks to detect         median ${res.tasksToDetectMedian ?? '-'} (${res.tasksToDetect.join(', ')})  ${ok(res.tasksToDetectMedian !== null && res.tasksToDetectMedian <= 20)}`,
       `verification overhead   ${(res.verificationOverhead * 100).toFixed(1)} % (${res.checks} checks + ${res.tieBreaks} third crawls / ${res.tasks} tasks)  ${ok(res.verificationOverhead <= 0.1)}`,
+      `  of honest tasks        ${(res.honestOverhead * 100).toFixed(1)} % (the rest checks the misbehaving ones)`,
       `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
     ].join('\n') + '\n',
   );

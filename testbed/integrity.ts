@@ -31,6 +31,10 @@ export interface IntegrityOptions {
   onProgress?: (s: string) => void;
   /** Stops the run early (the processes are still stopped and the figures so far returned). */
   signal?: AbortSignal;
+  /** More `dht-manager serve` flags (e.g. --spot-check-min-rate). */
+  managerArgs?: string[];
+  /** Called after the run, before the processes stop (tests use the running manager). */
+  beforeStop?: (h: { api: string; dataDir: string; honest: string[]; malicious: string[] }) => Promise<void>;
 }
 
 export interface IntegrityResult {
@@ -41,7 +45,8 @@ export interface IntegrityResult {
   forgedCurrentAtEnd: number;
   tasksToDetectMedian: number | null;
   verificationOverhead: number;
-  /** Yardsticks. */
+  /** Yardsticks. The overhead spent on honest volunteers' tasks alone (the rest is the cost of the attack). */
+  honestOverhead: number;
   tasksToDetect: (number | null)[];
   realSecondsToDetect: (number | null)[];
   tasks: number;
@@ -58,6 +63,7 @@ interface VolunteerSummary {
   id: string;
   status: string;
   tasks: number;
+  checked: number;
   tasksAtHold: number | null;
   quarantine: { since: number } | null;
 }
@@ -89,10 +95,10 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
   const started = Date.now();
   const ticker = setInterval(() => web.clock.advance(100 * o.timeScale), 100);
   try {
-    mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', String(o.timeScale), '--tick', '200', '--rate-cap', 'off', '--log-level', 'info'], o.logDir !== undefined ? { logFile: join(o.logDir, 'manager.log') } : {});
+    mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', String(o.timeScale), '--tick', '200', '--rate-cap', '1000', '--log-level', 'info', ...(o.managerArgs ?? [])], o.logDir !== undefined ? { logFile: join(o.logDir, 'manager.log') } : {});
     const api = async <T>(path: string): Promise<T> => (await (await fetch(`${mgr!.api}${path}`)).json()) as T;
     const io = (name: string, env?: Record<string, string>) => ({ ...(o.logDir !== undefined ? { logFile: join(o.logDir, `${name}.log`) } : {}), ...(env !== undefined ? { env } : {}) });
-    const args = (i: number) => ['--threads', '2', '--queue', '2', '--coord-interval', '500', '--seed', String(o.seed * 100 + i)];
+    const args = (i: number) => ['--threads', '2', '--queue', '2', '--coord-interval', '5000', '--seed', String(o.seed * 100 + i)];
     for (let i = 0; i < o.honest; i++) procs.push(await startVolunteerProcess(`honest-${i}`, mgr, join(dir, `h${i}`), args(i), io(`honest-${i}`)));
     const bad: VolunteerProcess[] = [];
     for (const [i, mode] of o.malicious.entries()) {
@@ -137,7 +143,11 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       if (elapsed > o.maxRunMs || o.signal?.aborted === true) break;
     }
     const forgedEnd = await forgedNow();
+    await o.beforeStop?.({ api: mgr.api, dataDir: join(dir, 'manager'), honest: procs.filter((p) => !badIds.has(p.peerId)).map((p) => p.peerId), malicious: bad.map((b) => b.peerId) });
     const byId = new Map(v.volunteers.map((s) => [s.id, s]));
+    const honestSummaries = v.volunteers.filter((s) => !badIds.has(s.id));
+    const honestTasks = honestSummaries.reduce((n, s) => n + s.tasks, 0);
+    const honestChecked = honestSummaries.reduce((n, s) => n + s.checked, 0);
     const tasksToDetect = bad.map((b) => byId.get(b.peerId)?.tasksAtHold ?? null);
     return {
       honest: o.honest,
@@ -147,6 +157,7 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       forgedCurrentAtEnd: forgedEnd,
       tasksToDetectMedian: median(tasksToDetect.filter((x): x is number => x !== null)),
       verificationOverhead: Math.round(v.verificationOverhead * 1e4) / 1e4,
+      honestOverhead: honestTasks > 0 ? Math.round((honestChecked / honestTasks) * 1e4) / 1e4 : 0,
       tasksToDetect,
       realSecondsToDetect: bad.map((b) => (detectedAt.has(b.peerId) ? Math.round(detectedAt.get(b.peerId)! / 100) / 10 : null)),
       tasks: v.counters.primary,

@@ -43,6 +43,7 @@ export interface TrustHost {
   saveCounters(): Promise<void>;
   recrawl(channel: string, why: string): Promise<void>;
   noteRecrawl(id: string): void;
+  noteChecked(volunteer: string): Promise<void>;
 }
 
 interface Check {
@@ -170,6 +171,7 @@ export class TrustChecks {
     this.inFlight.get(sent.id)!.peer = sent.by;
     c.spotChecks++;
     c.byReason[reason] = (c.byReason[reason] ?? 0) + 1;
+    await this.s.noteChecked(subject.volunteer);
     this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, check: sent.id, verifier: sent.by, reason, status: subject.status, pages: subject.pages.length, live: subject.validators.length }, 'spot check issued');
   }
 
@@ -210,6 +212,7 @@ export class TrustChecks {
     }
     this.inFlight.get(sent.id)!.peer = sent.by;
     this.s.counters.tieBreaks++;
+    await this.s.noteChecked(ck.subject.volunteer);
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, third: sent.by, check: sent.id }, 'disagreement: third crawl issued');
   }
 

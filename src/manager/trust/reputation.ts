@@ -78,6 +78,8 @@ export interface ReputationRecord {
   /** Tasks it finished (primary crawls, not checks), and how many when it was last put on hold. */
   tasks?: number;
   tasksAtHold?: number;
+  /** Extra crawls (second and third) spent checking its tasks. */
+  checked?: number;
 }
 
 const holdSchema = z.object({ since: z.number().finite(), reason: z.string().max(500), by: z.string().max(200) });
@@ -99,6 +101,7 @@ export const reputationRecordSchema = z.object({
   lastLift: z.object({ at: z.number().finite(), by: z.string().max(200), what: z.enum(['quarantine', 'ban']) }).nullable(),
   tasks: z.number().int().nonnegative().optional(),
   tasksAtHold: z.number().int().nonnegative().optional(),
+  checked: z.number().int().nonnegative().optional(),
 });
 
 /** Validates a stored record (e.g. read back from LevelDB); throws with the field at fault. */
@@ -337,6 +340,7 @@ export interface ReputationSummary {
   ban: Hold | null;
   tasks: number;
   tasksAtHold: number | null;
+  checked: number;
 }
 
 export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationSummary {
@@ -359,5 +363,6 @@ export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAU
     ban: rec.ban,
     tasks: rec.tasks ?? 0,
     tasksAtHold: rec.tasksAtHold ?? null,
+    checked: rec.checked ?? 0,
   };
 }

@@ -85,8 +85,12 @@ export class TrustService {
   ) {
     this.enabled = o.enabled ?? true;
     this.minRate = o.minRate ?? 0;
+    // Lost tasks are counted (API, CLI) but weigh nothing by default: in the benchmark an
+    // honest volunteer on an overloaded machine missed enough deadlines to be quarantined,
+    // and a task acknowledged and dropped is a liveness fault its deadline already handles
+    // (one acknowledged as "completed" with nothing in it is caught as an empty crawl).
     if (!(this.minRate >= 0 && this.minRate <= 1)) throw new RangeError(`minRate must be in [0, 1], got ${o.minRate}`);
-    this.rep = reputationOptions(o.reputation);
+    this.rep = reputationOptions({ lostWeight: 0, ...o.reputation });
     // In compressed time a channel of unknown rate changes that much faster too.
     const scale = o.timeScale ?? 1;
     this.spot = spotCheckOptions({ unknownRatePerMinute: DEFAULT_SPOT_CHECK.unknownRatePerMinute * scale, ...o.spotCheck });
@@ -290,6 +294,13 @@ export class TrustService {
   /** Re-crawls a channel by an independent volunteer; the new pages replace unverified ones. */
   async recrawl(channel: string, why: string): Promise<void> {
     if ((await this.checks.recrawl(channel, why)) !== null) this.counters.recrawls++;
+  }
+
+  /** One more extra crawl spent on checking `volunteer`'s work. */
+  async noteChecked(volunteer: string): Promise<void> {
+    const r = { ...this.record(volunteer) };
+    r.checked = (r.checked ?? 0) + 1;
+    await this.save(r);
   }
 
   /** A re-crawl task is about to leave: its upload is not a primary task. */
