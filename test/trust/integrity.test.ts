@@ -45,6 +45,11 @@ describe('real processes: a forging volunteer among honest ones', () => {
         expect(body.volunteers.find((v) => v.id === malicious[0])?.status).toBe('quarantined');
         expect(body.volunteers.filter((v) => honest.includes(v.id)).every((v) => v.status !== 'quarantined' && v.status !== 'banned')).toBe(true);
 
+        const metrics = await (await fetch(`${api}/metrics`)).text();
+        expect(metrics).toMatch(/^volcrawl_volunteers\{status="quarantined"\} 1$/m);
+        expect(metrics).toMatch(/^volcrawl_quarantines_total [1-9]/m);
+        expect(metrics).toMatch(/^volcrawl_verification_overhead /m);
+
         const lifted = await cli(['lift', malicious[0]!, '--api', api, '--by', 'test', '--json']);
         expect(lifted.code, lifted.stderr).toBe(0);
         expect((JSON.parse(lifted.stdout) as { status: string }).status).toBe('suspect');

@@ -74,6 +74,8 @@ export class TrustService {
   readonly minRate: number;
   readonly checks: TrustChecks;
   private readonly records = new Map<string, ReputationRecord>();
+  /** Quarantined and banned identities. */
+  private readonly held = new Set<string>();
   private readonly rng: Rng;
   /** Re-crawl tasks in flight (their results are stored, but they are not primary tasks). */
   private readonly recrawlIds = new Set<string>();
@@ -106,7 +108,9 @@ export class TrustService {
     const s = new TrustService(core, o, { ...zero(), ...(c ?? {}) });
     for (const { id, value } of await core.repos.volunteers.all()) {
       try {
-        s.records.set(id, parseReputation(value));
+        const r = parseReputation(value);
+        s.records.set(id, r);
+        if (!mayWork(r)) s.held.add(id);
       } catch (err) {
         core.log.warn({ volunteer: id, err: String(err) }, 'damaged reputation record ignored');
       }
@@ -129,12 +133,9 @@ export class TrustService {
     return r === undefined ? 'new' : reputationStatus(r, this.rep);
   }
 
-  /** Identities that get no task: quarantined and banned. */
+  /** Identities that get no task: quarantined and banned (kept up to date by `save`: every routed task asks). */
   excluded(): Set<string> {
-    const out = new Set<string>();
-    if (!this.enabled) return out;
-    for (const r of this.records.values()) if (!mayWork(r)) out.add(r.id);
-    return out;
+    return this.enabled ? new Set(this.held) : new Set();
   }
 
   /** Why an upload from `peer` is refused (quarantined or banned), or null. */
@@ -166,6 +167,8 @@ export class TrustService {
 
   private async save(r: ReputationRecord): Promise<void> {
     this.records.set(r.id, r);
+    if (mayWork(r)) this.held.delete(r.id);
+    else this.held.add(r.id);
     const { repos } = this.core;
     await this.core.commit.run(() => repos.commit([repos.volunteers.putOp(r.id, r), repos.volunteers.countersOp(this.counters)]));
   }
