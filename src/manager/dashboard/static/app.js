@@ -84,7 +84,7 @@ let editing = null;
 let contentOf = null;
 
 async function refreshSummary() {
-  const [status, groups, tasks, crawlers, series] = await Promise.all([api('/api/status'), api('/api/groups'), api('/api/tasks?state=failed&limit=10'), api('/api/crawlers'), api('/dashboard/series')]);
+  const [status, groups, tasks, crawlers, series, vols] = await Promise.all([api('/api/status'), api('/api/groups'), api('/api/tasks?state=failed&limit=10'), api('/api/crawlers'), api('/dashboard/series'), api('/api/volunteers')]);
   $('peer').textContent = status.peerId ? `peer ${status.peerId}` : '';
   $('c-crawlers').textContent = String(crawlers.online);
   $('c-channels').textContent = String(status.channels);
@@ -108,6 +108,13 @@ async function refreshSummary() {
   fill(
     $('crawlers'),
     crawlers.crawlers.map((c) => el('tr', {}, el('td', {}, c.id), el('td', {}, c.coord ? c.coord.vec.map((x) => x.toFixed(1)).join(', ') : '–'), el('td', {}, fmtLoad(c.load)), el('td', {}, c.rttMs === null ? '–' : `${fmt(c.rttMs, 1)} ms`), el('td', {}, `${fmt(c.lastSeenSecondsAgo, 0)} s ago`))),
+  );
+  $('trust').textContent = `${Object.entries(vols.statuses).map(([k, n]) => `${n} ${k}`).join(', ')}; verification overhead ${fmt(vols.verificationOverhead * 100, 1)} %`;
+  fill(
+    $('volunteers'),
+    vols.volunteers.map((v) =>
+      el('tr', {}, el('td', {}, v.id), el('td', {}, v.status), el('td', { className: 'num' }, `${fmt(v.spotCheckRate * 100, 1)} %`), el('td', { className: 'num' }, fmt(v.pBad, 3)), el('td', {}, `${v.totals.agree} / ${v.totals.disagree} / ${v.totals.lost}`), el('td', { className: 'num' }, v.tasks), el('td', {}, v.lastVerified ? new Date(v.lastVerified.at).toLocaleString() : '–'), el('td', {}, (v.ban ?? v.quarantine)?.reason ?? '')),
+    ),
   );
   fill(
     $('failed'),
