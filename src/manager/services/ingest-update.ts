@@ -74,6 +74,8 @@ function knownPages(u: UpdateInput): KnownEntry[] {
   const known: KnownEntry[] = [];
   for (const [url, v] of all) {
     if (u.r.status === 'completed' && v.lastTask !== u.t.id) continue;
+    // A page a distrusted volunteer supplied is left out: the next crawl brings its text back.
+    if (v.unverified === true) continue;
     const e: KnownEntry = { url, digest: v.digest, depth: v.depth };
     if (v.etag !== undefined) e.etag = v.etag;
     if (v.lastModified !== undefined) e.lastModified = v.lastModified;

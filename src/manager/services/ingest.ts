@@ -158,6 +158,9 @@ export class IngestService {
     const stored: { url: string; latest: PageLatest }[] = success && !(r.status === 'completed' && onlyPart) ? await repos.pages.latest(ch.id) : [];
 
     return this.core.commit.run(async () => {
+      // The sender may have been quarantined while this part was read (its pages are being distrusted).
+      const late = this.hooks?.refusal(from) ?? null;
+      if (late !== null) return this.refuse(from, late);
       // Whether the task is still in flight (an overdue check may have failed it meanwhile;
       // it takes this channel's lock, so t is otherwise current).
       const isActive = this.tasks.isActive(t.id);
