@@ -59,7 +59,7 @@ const res = await runIntegrity({
   pagesPerSite: int('pages', values.pages, 2, 200),
   timeScale: int('time-scale', values['time-scale'], 1, 100_000),
   maxRunMs: int('max-seconds', values['max-seconds'], 10, 36_000) * 1000,
-  settleMs: 60_000,
+  settleMs: 120_000,
   seed: int('seed', values.seed, 0, 2 ** 31),
   ...(values['log-dir'] !== undefined ? { logDir: values['log-dir'] } : {}),
   onProgress: values.json ? undefined : (s) => process.stderr.write(`${s}\n`),
