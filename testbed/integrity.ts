@@ -73,7 +73,8 @@ interface VolunteersView {
   volunteers: VolunteerSummary[];
 }
 
-const MISBEHAVE_PLUGIN = resolve(import.meta.dirname, 'misbehave.ts');
+/** The plugin as the volunteer process loads it: compiled, since bin/ runs the build (dist/testbed). */
+const MISBEHAVE_PLUGIN = resolve(import.meta.dirname, import.meta.filename.endsWith('.ts') ? '../dist/testbed/misbehave.js' : 'misbehave.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function median(xs: number[]): number | null {
