@@ -3,19 +3,20 @@
 // With a host coordinate c: look up the providers of the 2^d cells around c at
 // the finest level, widening one level at a time until enough live crawlers are
 // found (then one level more, so a crawler just across a coarse boundary still
-// competes). Candidates are ranked by predicted RTT to the host, inflated by
-// their load; the order goes to the best, and on 'full'/'leaving'/failure to the
-// next. Without a coordinate the host name is hashed and the XOR-closest
+// competes). Candidates are ranked by the placement policy (placement.ts:
+// predicted RTT to the host, inflated by load); the order goes to the best, and
+// on 'full'/'leaving'/failure to the next. Without a coordinate the host name is hashed and the XOR-closest
 // crawlers in the Kademlia space take it (the baseline the benchmark compares
 // against).
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { predictRtt, type Coordinate } from '../coords/index.js';
+import type { Coordinate } from '../coords/index.js';
 import { blockAround, cellSide, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
 import type { CoordService } from './coord-protocol.js';
-import { fromWireCoord, loadFraction, type PeerState, type PeerTable } from './peers.js';
+import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
+import { placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
 import type { Handover, SignedEnvelope, TaskOrder } from './signing.js';
 import { sendTask, type TaskReply } from './task-protocol.js';
 import { deadlineSignal } from './wire.js';
@@ -27,14 +28,17 @@ export interface RouterOptions {
   cells?: CellOptions;
   /** Stop widening once this many live candidates are known. */
   want?: number;
-  /** Candidates tried before giving up. */
+  /** Candidates tried before giving up (the placement policy's maxAttempts). */
   maxAttempts?: number;
   /** How long a cell lookup result is reused, ms. */
   cacheTtlMs?: number;
   /** Peer coordinates/loads older than this are refreshed with an info query, ms. */
   staleMs?: number;
-  /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction). */
+  /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction)
+   * (the placement policy's loadWeight). */
   loadWeight?: number;
+  /** The rest of the placement policy (placement.ts). */
+  placement?: Partial<PlacementOptions>;
   timeoutMs?: number;
   /** Bound on the kad getClosestPeers query of hash routing, ms (the crawlers
    * already known compete too, so a cut-short query still routes). */
@@ -73,9 +77,12 @@ interface CacheEntry {
 export class Router {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly o: RouterOptions;
+  /** The placement policy this router ranks with. */
+  readonly policy: PlacementOptions;
 
   constructor(opts: RouterOptions) {
     this.o = opts;
+    this.policy = placementOptions({ ...opts.placement, loadWeight: opts.loadWeight, maxAttempts: opts.maxAttempts });
   }
 
   private cached(name: string, load: () => Promise<string[]>): Promise<string[]> {
@@ -200,15 +207,10 @@ export class Router {
     return ids.map((id) => this.o.peers.get(id)).filter((p): p is PeerState => p !== undefined && p.crawler && !p.down);
   }
 
-  /** Ranks candidates for a host at `c` (best first). */
+  /** Ranks candidates for a host at `c` (best first) by the placement policy. */
   rank(cands: PeerState[], c: Coordinate): PeerState[] {
-    const w = this.o.loadWeight ?? 0.5;
-    const score = (p: PeerState): number => {
-      const rtt = p.coord !== undefined ? predictRtt(p.coord, c) : 1e9;
-      const full = p.load !== undefined && p.load.free <= 0 ? 1e6 : 0;
-      return rtt * (1 + w * loadFraction(p.load)) + full;
-    };
-    return [...cands].sort((a, b) => score(a) - score(b));
+    const byId = new Map(cands.map((p) => [p.id, p]));
+    return rankCandidates(c, cands, this.policy).map((id) => byId.get(id)!);
   }
 
   /** Routes one signed order. */
@@ -237,7 +239,7 @@ export class Router {
     if (ordered.length === 0) return { status: 'no-crawler', attempts: 0, candidates: 0, level };
     let attempts = 0;
     let last: TaskReply | undefined;
-    for (const id of ordered.slice(0, this.o.maxAttempts ?? 4)) {
+    for (const id of ordered.slice(0, this.policy.maxAttempts)) {
       attempts++;
       try {
         const chain = opts.handover !== undefined ? await opts.handover(id) : undefined;

@@ -8,9 +8,10 @@
 // receiver is shutting down), 'rejected' (bad signature, bad schema, too large,
 // expired, rate limited — never retried elsewhere by the receiver).
 //
-// A receiver whose queue is full forwards the order, unchanged, to a less loaded
-// crawler near itself (the paper's forwarding-based scheduling), incrementing
-// `hops`; at `maxHops` it answers 'full'.
+// A receiver whose queue is full forwards the order, unchanged, to a crawler it
+// knows that has room (the paper's forwarding-based scheduling), incrementing
+// `hops`; at `maxHops` it answers 'full'. Where it forwards and when it refuses
+// is the placement policy's decision (placement.ts).
 //
 // `handover` (signing.ts) comes with an order a crawler passes on after holding
 // it (migration on shutdown): the chain of signed hand-overs ending at the
@@ -22,7 +23,7 @@ import type { Logger } from 'pino';
 import type { Libp2p, Stream, Connection, PrivateKey } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { InvalidDataLengthError } from '@libp2p/utils';
-import { predictRtt, type Coordinate } from '../coords/index.js';
+import type { Coordinate } from '../coords/index.js';
 import {
   envelopeSchema,
   handoverChainSchema,
@@ -35,14 +36,15 @@ import {
   type TaskOrder,
 } from './signing.js';
 import { loadSchema } from './coord-protocol.js';
-import { loadFraction, type Load, type PeerTable } from './peers.js';
+import { fromWireCoord, type Load, type PeerTable } from './peers.js';
+import { DEFAULT_PLACEMENT_OPTIONS, forward as forwardDecision, placementOptions, type PlacementOptions } from './placement.js';
 import { jsonChannel } from './wire.js';
 import { PeerRateLimiter, type RateLimitOptions } from './rate-limit.js';
 
 export const TASK_PROTOCOL = '/volcrawl/task/1.0.0';
 export const TASK_REQUEST_MAX_BYTES = MAX_TASK_BYTES + 8192; // + hops and a hand-over chain
 export const TASK_REPLY_MAX_BYTES = 4096;
-export const DEFAULT_MAX_HOPS = 3;
+export const DEFAULT_MAX_HOPS = DEFAULT_PLACEMENT_OPTIONS.maxHops;
 
 const requestSchema = z.object({
   envelope: envelopeSchema,
@@ -114,7 +116,10 @@ export interface TaskReceiverOptions<T extends { id: string }> {
   peers: PeerTable;
   /** This node's coordinate, for choosing a nearby crawler to forward to. */
   coord?: () => Coordinate | undefined;
+  /** Forwarding hop limit (the placement policy's maxHops). */
   maxHops?: number;
+  /** The rest of the placement policy (placement.ts). */
+  placement?: Partial<PlacementOptions>;
   rateLimit?: RateLimitOptions;
   timeoutMs?: number;
   /** This node's key: signs its hand-over link when forwarding an order that
@@ -133,9 +138,12 @@ export class TaskReceiver<T extends { id: string }> {
   accepted = 0;
   forwarded = 0;
   rejected = 0;
+  /** The placement policy this receiver forwards by. */
+  readonly policy: PlacementOptions;
 
   constructor(private readonly o: TaskReceiverOptions<T>) {
     this.limiter = new PeerRateLimiter(o.rateLimit ?? { perSecond: 200, burst: 400 });
+    this.policy = placementOptions({ ...o.placement, maxHops: o.maxHops });
   }
 
   async start(): Promise<void> {
@@ -209,12 +217,11 @@ export class TaskReceiver<T extends { id: string }> {
       this.o.onAccepted?.(order, envelope, task, handover);
       return { status: 'accepted', by: self, load: this.o.runner.load() };
     }
-    const hops = req.data.hops;
-    if (hops >= (this.o.maxHops ?? DEFAULT_MAX_HOPS)) return { status: 'full', load: this.o.runner.load() };
     if (handover !== undefined && (this.o.privateKey === undefined || handover.length >= MAX_HANDOVER_LINKS)) {
       return { status: 'full', load: this.o.runner.load() };
     }
-    const fwd = await this.forward(envelope, hops + 1, new Set([from, self]), order.id, handover);
+    const host = order.hostCoord !== undefined ? fromWireCoord(order.hostCoord) : undefined;
+    const fwd = await this.forward(envelope, req.data.hops, host, new Set([from, self]), order.id, handover);
     if (fwd !== undefined) {
       this.forwarded++;
       return { status: 'accepted', by: fwd.by ?? 'unknown', load: this.o.runner.load() };
@@ -222,28 +229,32 @@ export class TaskReceiver<T extends { id: string }> {
     return { status: 'full', load: this.o.runner.load() };
   }
 
-  /** Forwards to less loaded crawlers nearest to this node, best first. */
-  private async forward(envelope: SignedEnvelope, hops: number, exclude: Set<string>, orderId: string, handover?: Handover[]): Promise<TaskReply | undefined> {
-    const me = this.o.coord?.();
-    const mine = loadFraction(this.o.runner.load());
-    const cands = this.o.peers
-      .crawlers()
-      .filter((p) => !exclude.has(p.id) && (p.load === undefined || (p.load.free > 0 || loadFraction(p.load) < mine)))
-      .map((p) => ({ p, d: me !== undefined ? predictRtt(me, p.coord!) : p.rttMs ?? 1e9 }))
-      .sort((a, b) => a.d - b.d)
-      .slice(0, 3);
-    for (const { p } of cands) {
+  /** Forwards a task that arrived after `hops` forwards to the crawlers the
+   * placement policy picks among those this node knows; undefined when the
+   * policy refuses (hop limit, nobody with room) or every target said no. */
+  private async forward(
+    envelope: SignedEnvelope,
+    hops: number,
+    host: Coordinate | undefined,
+    exclude: Set<string>,
+    orderId: string,
+    handover?: Handover[],
+  ): Promise<TaskReply | undefined> {
+    const cands = this.o.peers.crawlers().filter((p) => !exclude.has(p.id));
+    const d = forwardDecision({ hops, host, self: this.o.coord?.() }, cands, this.policy);
+    if (d.kind === 'refuse') return undefined;
+    for (const id of d.targets) {
       try {
         const chain =
           handover !== undefined && this.o.privateKey !== undefined
-            ? [...handover, await signHandover(this.o.privateKey, this.o.libp2p.peerId.toString(), orderId, p.id)]
+            ? [...handover, await signHandover(this.o.privateKey, this.o.libp2p.peerId.toString(), orderId, id)]
             : undefined;
-        const reply = await sendTask(this.o.libp2p, p.id, envelope, hops, undefined, undefined, chain);
-        if (reply.load !== undefined) this.o.peers.note(p.id, { load: reply.load });
+        const reply = await sendTask(this.o.libp2p, id, envelope, d.hops, undefined, undefined, chain);
+        if (reply.load !== undefined) this.o.peers.note(id, { load: reply.load });
         if (reply.status === 'accepted') return reply;
       } catch (err) {
-        this.o.peers.markDown(p.id);
-        this.o.log?.debug({ peer: p.id, err: String(err) }, 'forward failed');
+        this.o.peers.markDown(id);
+        this.o.log?.debug({ peer: id, err: String(err) }, 'forward failed');
       }
     }
     return undefined;

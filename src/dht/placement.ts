@@ -1,0 +1,272 @@
+// The placement policy: which crawler gets a task, where a crawler with a full
+// queue forwards it, and when a task is refused. One policy for the live
+// overlay (the manager's Router ranks the crawlers its DHT search found, a
+// full TaskReceiver picks where to forward) and for the simulator (sim/ feeds
+// it the crawlers its modelled overlay would have found), so the simulator's
+// routing figures describe the code volunteers run.
+//
+// Pure: plain data in (a host coordinate, candidates with coordinates and
+// load, a hop count), a decision out. No libp2p, no clock, no randomness.
+//
+// The rule. A candidate has room unless it reported no free slot (a load we
+// do not know counts as room: asking costs a round trip, a wrong guess one
+// 'full' reply). Candidates with room come first, ordered by
+//     score = predicted RTT to the host × (1 + loadWeight × load fraction)
+// so the nearest crawler wins unless a crawler not much farther is less busy
+// (load breaks near-ties; loadWeight bounds how far "near" reaches: a crawler
+// at 1.5× the RTT never beats an idle one with loadWeight 0.5). Candidates
+// without room follow, nearest first: the router still tries them, since a
+// full crawler forwards. Equal scores keep the candidates' given order.
+//
+// Hot spots. Dense host regions send most of their tasks to the few crawlers
+// nearest to them. A loaded crawler's score grows only by its load, so once
+// those crawlers hold queued tasks the policy spills the region's tasks to the
+// idle crawlers a little farther out *before* queues build up, instead of
+// after (see docs/sim.md, "Hot spots").
+//
+// Forwarding. A crawler whose queue is full forwards the order unchanged to a
+// crawler it knows that has room, ranked by the same score, anchored at the
+// host when the order carries the host's coordinate (the forwarder is near
+// the host, so its neighbours are candidates for the host too) — or at the
+// forwarder itself when it does not (hash-routed orders, or `forwardAnchor:
+// 'self'`, the paper's "forward to a less loaded neighbour"). At most
+// `forwardFanout` targets are tried per hop, and a task that has travelled
+// `maxHops` hops is refused ('full').
+import { predictRtt, type Coordinate } from '../coords/index.js';
+
+/** A crawler's load as it reports it (src/dht/peers.ts' Load fits). */
+export interface PlacementLoad {
+  running: number;
+  queued: number;
+  /** Free slots: idle threads plus free queue places. */
+  free: number;
+}
+
+export interface PlacementOptions {
+  /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction). ≥ 0. */
+  loadWeight: number;
+  /** Candidates the router tries, best first, before giving up on a task. ≥ 1. */
+  maxAttempts: number;
+  /** Hops a task may be forwarded (a crawler receiving it at this hop count refuses). ≥ 0. */
+  maxHops: number;
+  /** Crawlers a full crawler tries per forwarding hop, best first. ≥ 1. */
+  forwardFanout: number;
+  /** Where a forwarder measures candidates from when the order carries the
+   * host's coordinate: the host (default) or itself (the paper's rule). */
+  forwardAnchor: 'host' | 'self';
+}
+
+export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.freeze({
+  loadWeight: 0.5,
+  maxAttempts: 4,
+  maxHops: 3,
+  forwardFanout: 3,
+  forwardAnchor: 'host',
+});
+
+/** The load fraction of a crawler whose load is unknown. */
+export const UNKNOWN_LOAD_FRACTION = 0.5;
+
+function check(ok: boolean, message: string): void {
+  if (!ok) throw new RangeError(`placementOptions: ${message}`);
+}
+
+/** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
+export function placementOptions(partial: Partial<PlacementOptions> = {}): PlacementOptions {
+  const o: PlacementOptions = { ...DEFAULT_PLACEMENT_OPTIONS };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v === undefined) continue;
+    if (!(k in DEFAULT_PLACEMENT_OPTIONS)) throw new RangeError(`placementOptions: unknown option '${k}'`);
+    (o as unknown as Record<string, unknown>)[k] = v;
+  }
+  check(Number.isFinite(o.loadWeight) && o.loadWeight >= 0, `loadWeight must be a finite number >= 0, got ${o.loadWeight}`);
+  check(Number.isInteger(o.maxAttempts) && o.maxAttempts >= 1 && o.maxAttempts <= 64, `maxAttempts must be an integer in 1..64, got ${o.maxAttempts}`);
+  check(Number.isInteger(o.maxHops) && o.maxHops >= 0 && o.maxHops <= 16, `maxHops must be an integer in 0..16, got ${o.maxHops}`);
+  check(Number.isInteger(o.forwardFanout) && o.forwardFanout >= 1 && o.forwardFanout <= 64, `forwardFanout must be an integer in 1..64, got ${o.forwardFanout}`);
+  check(o.forwardAnchor === 'host' || o.forwardAnchor === 'self', `forwardAnchor must be 'host' or 'self', got ${String(o.forwardAnchor)}`);
+  return o;
+}
+
+/** (running + queued) / slots, from a crawler's counts; a crawler that reports
+ * no slots at all is full. */
+export function loadFractionOf(running: number, queued: number, free: number): number {
+  const slots = running + queued + free;
+  return slots > 0 ? (running + queued) / slots : 1;
+}
+
+/**
+ * Candidates as parallel arrays, reused across decisions (the simulator makes
+ * millions of them). `rtt` is the predicted RTT from the anchor (the host, or
+ * the forwarder) in ms — Infinity when the candidate's coordinate is unknown.
+ */
+export class CandidateSet<K> {
+  n = 0;
+  readonly ids: K[] = [];
+  rtt = new Float64Array(32);
+  frac = new Float64Array(32);
+  room = new Uint8Array(32);
+  /** Scores of the ranking in progress (scratch for rankInto). */
+  private scores = new Float64Array(32);
+
+  clear(): void {
+    this.n = 0;
+  }
+
+  /** Adds a candidate with known counts (`free` = free slots). */
+  add(id: K, rttMs: number, running: number, queued: number, free: number): void {
+    const i = this.slot(id, rttMs);
+    this.frac[i] = loadFractionOf(running, queued, free);
+    this.room[i] = free > 0 ? 1 : 0;
+  }
+
+  /** Adds a candidate whose load is unknown (counted as having room). */
+  addUnknown(id: K, rttMs: number): void {
+    const i = this.slot(id, rttMs);
+    this.frac[i] = UNKNOWN_LOAD_FRACTION;
+    this.room[i] = 1;
+  }
+
+  /** A scratch array of at least k scores. */
+  scratch(k: number): Float64Array {
+    if (this.scores.length < k) this.scores = new Float64Array(Math.max(k, this.scores.length * 2));
+    return this.scores;
+  }
+
+  private slot(id: K, rttMs: number): number {
+    const i = this.n++;
+    if (i === this.rtt.length) this.grow();
+    this.ids[i] = id;
+    this.rtt[i] = Number.isNaN(rttMs) ? Infinity : rttMs;
+    return i;
+  }
+
+  private grow(): void {
+    const n = this.rtt.length * 2;
+    const f = (a: Float64Array) => {
+      const b = new Float64Array(n);
+      b.set(a);
+      return b;
+    };
+    this.rtt = f(this.rtt);
+    this.frac = f(this.frac);
+    const r = new Uint8Array(n);
+    r.set(this.room);
+    this.room = r;
+  }
+}
+
+/** The score of candidate i (lower is better; only compared among candidates with room). */
+function score(set: CandidateSet<unknown>, i: number, w: number): number {
+  return set.rtt[i]! * (1 + w * set.frac[i]!);
+}
+
+/** True if candidate a ranks before candidate b. */
+function before(set: CandidateSet<unknown>, a: number, sa: number, b: number, sb: number): boolean {
+  const ra = set.room[a]!;
+  const rb = set.room[b]!;
+  if (ra !== rb) return ra > rb;
+  const ka = ra ? sa : set.rtt[a]!;
+  const kb = rb ? sb : set.rtt[b]!;
+  if (ka !== kb) return ka < kb;
+  return a < b;
+}
+
+/**
+ * Writes the indices of the best `k` candidates of `set`, best first, into
+ * `out`; returns how many were written. With `roomOnly`, candidates without
+ * room are left out (forwarding never hands a task to a full crawler).
+ */
+export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], k: number, roomOnly = false): number {
+  const w = opts.loadWeight;
+  const sc = set.scratch(k);
+  let m = 0;
+  for (let i = 0; i < set.n; i++) {
+    if (roomOnly && set.room[i] === 0) continue;
+    const s = set.room[i] ? score(set, i, w) : set.rtt[i]!;
+    if (m === k && !before(set, i, s, out[m - 1]!, sc[m - 1]!)) continue;
+    // Insertion into the sorted top k: grow while short, else replace the worst.
+    let p = m < k ? m++ : m - 1;
+    while (p > 0 && before(set, i, s, out[p - 1]!, sc[p - 1]!)) {
+      out[p] = out[p - 1]!;
+      sc[p] = sc[p - 1]!;
+      p--;
+    }
+    out[p] = i;
+    sc[p] = s;
+  }
+  return m;
+}
+
+/** May a crawler that received a task after `hops` forwards forward it again? */
+export function mayForward(hops: number, opts: PlacementOptions): boolean {
+  return hops < opts.maxHops;
+}
+
+// ---- the object-level API the live services call
+
+/** A crawler the caller knows of. */
+export interface Candidate<K = string> {
+  id: K;
+  coord?: Coordinate;
+  load?: PlacementLoad;
+  /** Measured RTT from the caller, ms: the distance when no coordinate is at hand. */
+  rttMs?: number;
+}
+
+export type Placement<K = string> =
+  /** Try these crawlers in order (at most maxAttempts). */
+  | { kind: 'send'; order: K[] }
+  /** No crawler was found at all: nothing to try. */
+  | { kind: 'no-crawler' };
+
+export type ForwardDecision<K = string> =
+  /** Send the task, with `hops` = the count it arrived with + 1, to these in order. */
+  | { kind: 'forward'; hops: number; targets: K[] }
+  /** Answer 'full': the hop limit is reached, or no known crawler has room. */
+  | { kind: 'refuse'; reason: 'hop-limit' | 'no-target' };
+
+function fill<K>(set: CandidateSet<K>, anchor: Coordinate | undefined, cands: readonly Candidate<K>[]): void {
+  set.clear();
+  for (const c of cands) {
+    const rtt = anchor !== undefined && c.coord !== undefined ? predictRtt(c.coord, anchor) : (c.rttMs ?? Infinity);
+    if (c.load === undefined) set.addUnknown(c.id, rtt);
+    else set.add(c.id, rtt, c.load.running, c.load.queued, c.load.free);
+  }
+}
+
+/** Every candidate in policy order, best first (the router tries a prefix). */
+export function rankCandidates<K>(host: Coordinate, cands: readonly Candidate<K>[], opts: PlacementOptions): K[] {
+  const set = new CandidateSet<K>();
+  fill(set, host, cands);
+  const out: number[] = [];
+  const m = rankInto(set, opts, out, set.n);
+  return out.slice(0, m).map((i) => set.ids[i]!);
+}
+
+/** Which crawlers get a task for a host at `host`: the first `maxAttempts` in policy order. */
+export function place<K>(host: Coordinate, cands: readonly Candidate<K>[], opts: PlacementOptions): Placement<K> {
+  if (cands.length === 0) return { kind: 'no-crawler' };
+  return { kind: 'send', order: rankCandidates(host, cands, opts).slice(0, opts.maxAttempts) };
+}
+
+export interface ForwardContext {
+  /** Forwards the task has had before it reached the deciding crawler. */
+  hops: number;
+  /** The host's coordinate, when the order carries one. */
+  host?: Coordinate;
+  /** The deciding crawler's own coordinate. */
+  self?: Coordinate;
+}
+
+/** Where a crawler with a full queue sends a task next, or why it refuses it.
+ * `cands` are the crawlers it knows, minus the sender and itself. */
+export function forward<K>(ctx: ForwardContext, cands: readonly Candidate<K>[], opts: PlacementOptions): ForwardDecision<K> {
+  if (!mayForward(ctx.hops, opts)) return { kind: 'refuse', reason: 'hop-limit' };
+  const anchor = opts.forwardAnchor === 'host' ? (ctx.host ?? ctx.self) : (ctx.self ?? ctx.host);
+  const set = new CandidateSet<K>();
+  fill(set, anchor, cands);
+  const out: number[] = [];
+  const m = rankInto(set, opts, out, opts.forwardFanout, true);
+  if (m === 0) return { kind: 'refuse', reason: 'no-target' };
+  return { kind: 'forward', hops: ctx.hops + 1, targets: out.slice(0, m).map((i) => set.ids[i]!) };
+}

@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import type { Coordinate } from '../../src/coords/index.js';
+import {
+  CandidateSet,
+  forward,
+  loadFractionOf,
+  mayForward,
+  place,
+  placementOptions,
+  rankCandidates,
+  rankInto,
+  type Candidate,
+} from '../../src/dht/placement.js';
+
+const at = (x: number, y: number, height = 0): Coordinate => ({ vec: Float64Array.from([x, y]), height, error: 0.2 });
+const idle = { running: 0, queued: 0, free: 10 };
+const busy = (running: number, queued: number) => ({ running, queued, free: 10 - running - queued });
+const full = { running: 5, queued: 5, free: 0 };
+const policy = placementOptions();
+const host = at(0, 0, 5);
+
+describe('placement policy: which crawler gets a task', () => {
+  it('the nearest crawler with room wins', () => {
+    const cands: Candidate[] = [
+      { id: 'far', coord: at(80, 0, 5), load: idle },
+      { id: 'near', coord: at(10, 0, 5), load: busy(2, 0) },
+      { id: 'mid', coord: at(40, 0, 5), load: idle },
+    ];
+    const p = place(host, cands, policy);
+    expect(p).toEqual({ kind: 'send', order: ['near', 'mid', 'far'] });
+  });
+
+  it('load breaks near-ties: a less loaded crawler slightly farther wins, a much farther one does not', () => {
+    const cands: Candidate[] = [
+      { id: 'near-loaded', coord: at(20, 0, 5), load: busy(5, 4) },
+      { id: 'slightly-farther-idle', coord: at(24, 0, 5), load: idle },
+      { id: 'twice-as-far-idle', coord: at(60, 0, 5), load: idle },
+    ];
+    expect(rankCandidates(host, cands, policy)).toEqual(['slightly-farther-idle', 'near-loaded', 'twice-as-far-idle']);
+    // With load ignored, distance alone decides.
+    expect(rankCandidates(host, cands, placementOptions({ loadWeight: 0 }))[0]).toBe('near-loaded');
+  });
+
+  it('crawlers without room come last, nearest first, and are still tried (they forward)', () => {
+    const cands: Candidate[] = [
+      { id: 'full-near', coord: at(5, 0, 5), load: full },
+      { id: 'full-nearer', coord: at(2, 0, 5), load: full },
+      { id: 'room-far', coord: at(300, 0, 5), load: busy(5, 4) },
+    ];
+    expect(rankCandidates(host, cands, policy)).toEqual(['room-far', 'full-nearer', 'full-near']);
+  });
+
+  it('an unknown load counts as room at the middle fraction; an unknown coordinate ranks last', () => {
+    const cands: Candidate[] = [
+      { id: 'no-coord', load: idle },
+      { id: 'unknown-load', coord: at(10, 0, 5) },
+      { id: 'idle', coord: at(14, 0, 5), load: idle },
+    ];
+    // unknown load: 20 × 1.25 = 25 > idle's 24.
+    expect(rankCandidates(host, cands, policy)).toEqual(['idle', 'unknown-load', 'no-coord']);
+  });
+
+  it('tries at most maxAttempts crawlers', () => {
+    const cands: Candidate[] = Array.from({ length: 10 }, (_, i) => ({ id: `c${i}`, coord: at(10 + i, 0, 5), load: idle }));
+    const p = place(host, cands, placementOptions({ maxAttempts: 3 }));
+    expect(p).toEqual({ kind: 'send', order: ['c0', 'c1', 'c2'] });
+  });
+
+  it('no crawler online: a clear outcome, nothing to try', () => {
+    expect(place(host, [], policy)).toEqual({ kind: 'no-crawler' });
+  });
+
+  it('equal scores keep the given order (the simulator and the router agree on ties)', () => {
+    const cands: Candidate[] = [
+      { id: 'b', coord: at(0, 10, 5), load: idle },
+      { id: 'a', coord: at(10, 0, 5), load: idle },
+    ];
+    expect(rankCandidates(host, cands, policy)).toEqual(['b', 'a']);
+  });
+});
+
+describe('placement policy: forwarding from a full crawler', () => {
+  const self = at(12, 0, 5);
+  const known: Candidate[] = [
+    { id: 'full-neighbour', coord: at(13, 0, 5), load: full },
+    { id: 'near-host', coord: at(3, 0, 5), load: busy(3, 0) },
+    { id: 'near-self-away-from-host', coord: at(22, 0, 5), load: idle },
+    { id: 'far', coord: at(200, 0, 5), load: idle },
+    { id: 'farther', coord: at(300, 0, 5), load: idle },
+  ];
+
+  it('forwards within the hop limit to crawlers with room, nearest the host first, at most forwardFanout', () => {
+    const d = forward({ hops: 0, host, self }, known, policy);
+    expect(d).toEqual({ kind: 'forward', hops: 1, targets: ['near-host', 'near-self-away-from-host', 'far'] });
+    const last = forward({ hops: policy.maxHops - 1, host, self }, known, policy);
+    expect(last.kind).toBe('forward');
+    if (last.kind === 'forward') expect(last.hops).toBe(policy.maxHops);
+  });
+
+  it('refuses at the hop limit', () => {
+    expect(mayForward(policy.maxHops, policy)).toBe(false);
+    expect(forward({ hops: policy.maxHops, host, self }, known, policy)).toEqual({ kind: 'refuse', reason: 'hop-limit' });
+    expect(forward({ hops: 0, host, self }, known, placementOptions({ maxHops: 0 }))).toEqual({ kind: 'refuse', reason: 'hop-limit' });
+  });
+
+  it('refuses when no known crawler has room', () => {
+    expect(forward({ hops: 0, host, self }, [known[0]!], policy)).toEqual({ kind: 'refuse', reason: 'no-target' });
+    expect(forward({ hops: 0, host, self }, [], policy)).toEqual({ kind: 'refuse', reason: 'no-target' });
+  });
+
+  it("anchors at itself without a host coordinate, or with forwardAnchor 'self' (the paper's rule)", () => {
+    const noHost = forward({ hops: 0, self }, known, policy);
+    expect(noHost.kind === 'forward' && noHost.targets[0]).toBe('near-self-away-from-host');
+    const paper = forward({ hops: 0, host, self }, known, placementOptions({ forwardAnchor: 'self' }));
+    expect(paper.kind === 'forward' && paper.targets[0]).toBe('near-self-away-from-host');
+  });
+});
+
+describe('placement options and the candidate set', () => {
+  it('validates options and names the bad one', () => {
+    expect(() => placementOptions({ loadWeight: -1 })).toThrow(/loadWeight/);
+    expect(() => placementOptions({ maxAttempts: 0 })).toThrow(/maxAttempts/);
+    expect(() => placementOptions({ maxHops: 1.5 })).toThrow(/maxHops/);
+    expect(() => placementOptions({ forwardAnchor: 'elsewhere' as 'host' })).toThrow(/forwardAnchor/);
+    expect(() => placementOptions({ nope: 1 } as never)).toThrow(/unknown option 'nope'/);
+    expect(placementOptions({ maxHops: undefined }).maxHops).toBe(3);
+  });
+
+  it('load fraction: (running + queued) / slots; no slots at all is full', () => {
+    expect(loadFractionOf(5, 0, 5)).toBe(0.5);
+    expect(loadFractionOf(0, 0, 0)).toBe(1);
+  });
+
+  it('a reused set ranks the top k like a full ranking, and grows past its initial size', () => {
+    const set = new CandidateSet<number>();
+    const all: Candidate<number>[] = [];
+    for (let i = 0; i < 100; i++) {
+      const rtt = 10 + ((i * 37) % 50);
+      const running = i % 6;
+      set.add(i, rtt, running, 0, 10 - running);
+      all.push({ id: i, rttMs: rtt, load: { running, queued: 0, free: 10 - running } });
+    }
+    const out = new Int32Array(5);
+    expect(rankInto(set, policy, out, 5)).toBe(5);
+    const ranked = rankCandidates(at(0, 0), all, policy);
+    expect(Array.from(out, (i) => set.ids[i])).toEqual(ranked.slice(0, 5));
+    set.clear();
+    expect(rankInto(set, policy, out, 5)).toBe(0);
+  });
+});
