@@ -9,6 +9,26 @@ import type { CID } from 'multiformats/cid';
 import type { Coordinate } from '../coords/index.js';
 import { announceCells, DEFAULT_CELLS, insideWithMargin, type Cell, type CellOptions } from './cells.js';
 
+/** Default lifetime of provider records (cell announcements), ms. A crawler
+ * that vanishes stays announced this long at most; routers skip it sooner,
+ * on its first failed exchange. libp2p.ts configures kad-dht with it. */
+export const DEFAULT_PROVIDER_TTL_MS = 600_000;
+
+/** How kad-dht keeps provider records of lifetime `ttlMs` (libp2p.ts
+ * configures it so; the simulator models the same, sim/overlay.ts): a record
+ * is valid `validityMs` after it was (re)provided; every `checkMs` each node
+ * re-provides its own records that expire within `thresholdMs` (at half-life;
+ * the scan is local, only the records past half-life cost a network query);
+ * every `cleanupMs` each node deletes the expired records it holds. */
+export function providerTiming(ttlMs: number = DEFAULT_PROVIDER_TTL_MS): { validityMs: number; thresholdMs: number; checkMs: number; cleanupMs: number } {
+  return {
+    validityMs: ttlMs,
+    thresholdMs: Math.floor(ttlMs / 2),
+    checkMs: Math.max(1000, Math.min(60_000, Math.floor(ttlMs / 4))),
+    cleanupMs: Math.max(1, Math.ceil(ttlMs / 3000)) * 1000,
+  };
+}
+
 export interface AnnouncerOptions {
   libp2p: Libp2p;
   coord: () => Coordinate;

@@ -18,12 +18,12 @@ import { ping, type Ping } from '@libp2p/ping';
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht';
 import type { Identify } from '@libp2p/identify';
 import type { PrivateKey } from '@libp2p/interface';
+import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from './announce.js';
 
 export const DHT_PROTOCOL = '/volcrawl/kad/1.0.0';
-/** Default lifetime of provider records (cell announcements), ms. A crawler
- * that vanishes stays announced this long at most; routers skip it sooner,
- * on its first failed exchange. */
-export const DEFAULT_PROVIDER_TTL_MS = 600_000;
+// The provider record lifetime and kad-dht's schedule for it live in
+// announce.ts (providerTiming), which the simulator models too.
+export { DEFAULT_PROVIDER_TTL_MS } from './announce.js';
 /** Connections a volunteer keeps at most: its neighbours (16) and kad-dht's
  * closest peers (20) are tagged and kept; beyond the bound libp2p closes the
  * least valuable (untagged) ones first. */
@@ -62,6 +62,7 @@ export interface Libp2pOptions {
 export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<VolcrawlLibp2p> {
   const ttl = opts.providerTtlMs ?? DEFAULT_PROVIDER_TTL_MS;
   const scale = opts.timeoutScale ?? 1;
+  const timing = providerTiming(ttl);
   return createLibp2p({
     privateKey: opts.privateKey,
     addresses: {
@@ -93,10 +94,10 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
         initialQuerySelfInterval: 100,
         alpha: 3,
         disjointPaths: 3,
-        providers: { provideValidity: Math.ceil(ttl / 1000), cleanupInterval: Math.max(1, Math.ceil(ttl / 3000)) },
+        providers: { provideValidity: Math.ceil(timing.validityMs / 1000), cleanupInterval: timing.cleanupMs / 1000 },
         // The re-provide scan is local (a walk over our own records); only the
         // records past half-life cost a network query.
-        reprovide: { validity: ttl, threshold: Math.floor(ttl / 2), interval: Math.max(1000, Math.min(60_000, Math.floor(ttl / 4))) },
+        reprovide: { validity: timing.validityMs, threshold: timing.thresholdMs, interval: timing.checkMs },
       }),
     },
   });
