@@ -96,12 +96,17 @@ export function keyCid(name: string): CID {
   return CID.createV1(RAW, Digest.create(SHA2_256, new Uint8Array(hash)));
 }
 
-/** The cell containing `c` at `level`. */
-export function cellAt(c: CoordVec, level: number, opts: CellOptions = DEFAULT_CELLS): Cell {
+/** Per-axis indices of the cell containing `c` at `level`. */
+export function cellIndex(c: CoordVec, level: number, opts: CellOptions = DEFAULT_CELLS): number[] {
   const dims = cellDims(c, opts);
   const index: number[] = [];
   for (let a = 0; a < dims; a++) index.push(axisIndex(c.vec[a] ?? 0, level, opts));
-  return cellFromIndex(index, level);
+  return index;
+}
+
+/** The cell containing `c` at `level`. */
+export function cellAt(c: CoordVec, level: number, opts: CellOptions = DEFAULT_CELLS): Cell {
+  return cellFromIndex(cellIndex(c, level, opts), level);
 }
 
 /** The cells a crawler at `c` announces: one per level, finest first. */
@@ -114,6 +119,12 @@ export function announceCells(c: CoordVec, opts: CellOptions = DEFAULT_CELLS): C
  * rather than the single cell keeps a host near a cell edge from missing the
  * crawlers just across it. */
 export function blockAround(c: CoordVec, level: number, opts: CellOptions = DEFAULT_CELLS): Cell[] {
+  return blockIndices(c, level, opts).map((idx) => cellFromIndex(idx, level));
+}
+
+/** Per-axis indices of the cells of blockAround (naming a cell — its Morton
+ * code and DHT key — costs a hash; the simulator needs only which cell). */
+export function blockIndices(c: CoordVec, level: number, opts: CellOptions = DEFAULT_CELLS): number[][] {
   const dims = cellDims(c, opts);
   const n = 2 ** level;
   const base: number[] = [];
@@ -126,14 +137,14 @@ export function blockAround(c: CoordVec, level: number, opts: CellOptions = DEFA
     step.push(frac < 0.5 ? -1 : 1);
   }
   const seen = new Set<string>();
-  const cells: Cell[] = [];
+  const cells: number[][] = [];
   for (let mask = 0; mask < 1 << dims; mask++) {
     const idx = base.map((i, a) => (mask & (1 << a)) !== 0 ? i + step[a]! : i);
     if (idx.some((i) => i < 0 || i >= n)) continue;
     const key = idx.join(',');
     if (seen.has(key)) continue;
     seen.add(key);
-    cells.push(cellFromIndex(idx, level));
+    cells.push(idx);
   }
   return cells;
 }
