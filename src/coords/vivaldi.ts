@@ -17,16 +17,21 @@ export interface Coordinate {
 
 /** Predicted RTT in ms: ‖a − b‖ + ha + hb. */
 export function predictRtt(a: Coordinate, b: Coordinate): number {
-  const x = a.vec;
-  const y = b.vec;
-  const d = x.length;
-  if (y.length !== d) throw new RangeError(`predictRtt: dimension mismatch (${d} vs ${y.length})`);
+  const d = a.vec.length;
+  if (b.vec.length !== d) throw new RangeError(`predictRtt: dimension mismatch (${d} vs ${b.vec.length})`);
+  return predictRttAt(a.vec, 0, a.height, b.vec, 0, b.height, d);
+}
+
+/** predictRtt for coordinates stored flat (the simulator keeps millions in
+ * typed arrays): the d-vector of a at x[xi ..] with height ha, of b at y[yi ..]
+ * with height hb. */
+export function predictRttAt(x: ArrayLike<number>, xi: number, ha: number, y: ArrayLike<number>, yi: number, hb: number, d: number): number {
   let s = 0;
   for (let i = 0; i < d; i++) {
-    const t = x[i]! - y[i]!;
+    const t = x[xi + i]! - y[yi + i]!;
     s += t * t;
   }
-  return Math.sqrt(s) + a.height + b.height;
+  return Math.sqrt(s) + ha + hb;
 }
 
 /** A coordinate at the origin with the options' initial height and error. */
