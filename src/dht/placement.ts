@@ -10,28 +10,31 @@
 //
 // The rule. A candidate has room unless it reported no free slot (a load we
 // do not know counts as room: asking costs a round trip, a wrong guess one
-// 'full' reply). Candidates with room come first, ordered by
+// 'full' reply). The candidates with room that lie within `spill` × the RTT
+// of the nearest candidate come first, ordered by
 //     score = predicted RTT to the host × (1 + loadWeight × load fraction)
-// so the nearest crawler wins unless a crawler not much farther is less busy
-// (load breaks near-ties; loadWeight bounds how far "near" reaches: a crawler
-// at 1.5× the RTT never beats an idle one with loadWeight 0.5). Candidates
-// without room follow, nearest first: the router still tries them, since a
-// full crawler forwards. Equal scores keep the candidates' given order.
+// so the nearest crawler wins unless one not much farther is less busy (load
+// breaks near-ties: with loadWeight 0.5 a crawler 1.5× as far never beats an
+// idle one). Every other candidate follows, nearest first. Equal keys keep
+// the candidates' given order.
 //
-// Hot spots. Dense host regions send most of their tasks to the few crawlers
-// nearest to them. A loaded crawler's score grows only by its load, so once
-// those crawlers hold queued tasks the policy spills the region's tasks to the
-// idle crawlers a little farther out *before* queues build up, instead of
-// after (see docs/sim.md, "Hot spots").
+// Hot spots. Where hosts are dense, the crawlers nearest to them fill up,
+// and the only crawlers with room in the search's answer are far ones (a
+// lookup returns at most 20 providers per cell, whichever the DHT yields).
+// Sending there costs every such task a long RTT. Beyond the spill bound the
+// policy sends the task to the nearest crawler instead, full or not: a full
+// crawler forwards it to a neighbour with room, and a crawler's neighbours
+// (its peer table) are exactly what the manager's search lacks. In the
+// simulator this halves the RTT penalty of overflow (docs/sim.md, "Hot spots").
 //
 // Forwarding. A crawler whose queue is full forwards the order unchanged to a
-// crawler it knows that has room, ranked by the same score, anchored at the
-// host when the order carries the host's coordinate (the forwarder is near
-// the host, so its neighbours are candidates for the host too) — or at the
+// crawler it knows that has room, the best by score, measured from the host
+// when the order carries the host's coordinate (the forwarder is near the
+// host, so its neighbours are candidates for the host too) — or from the
 // forwarder itself when it does not (hash-routed orders, or `forwardAnchor:
-// 'self'`, the paper's "forward to a less loaded neighbour"). At most
-// `forwardFanout` targets are tried per hop, and a task that has travelled
-// `maxHops` hops is refused ('full').
+// 'self'`, the paper's "forward to a less loaded neighbour"). It tries at most
+// `forwardFanout` targets, and a task that has travelled `maxHops` hops is
+// refused ('full').
 import { predictRtt, type Coordinate } from '../coords/index.js';
 
 /** A crawler's load as it reports it (src/dht/peers.ts' Load fits). */
@@ -54,6 +57,11 @@ export interface PlacementOptions {
   /** Where a forwarder measures candidates from when the order carries the
    * host's coordinate: the host (default) or itself (the paper's rule). */
   forwardAnchor: 'host' | 'self';
+  /** How far a task spills to a crawler with room: up to spill × the nearest
+   * candidate's RTT. Beyond it the nearest crawlers come first, room or not —
+   * a full one forwards the task to a neighbour it knows (≥ 1; Infinity: any
+   * crawler with room before any without). */
+  spill: number;
 }
 
 export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.freeze({
@@ -62,6 +70,7 @@ export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.free
   maxHops: 3,
   forwardFanout: 3,
   forwardAnchor: 'host',
+  spill: 2,
 });
 
 /** The load fraction of a crawler whose load is unknown. */
@@ -84,6 +93,7 @@ export function placementOptions(partial: Partial<PlacementOptions> = {}): Place
   check(Number.isInteger(o.maxHops) && o.maxHops >= 0 && o.maxHops <= 16, `maxHops must be an integer in 0..16, got ${o.maxHops}`);
   check(Number.isInteger(o.forwardFanout) && o.forwardFanout >= 1 && o.forwardFanout <= 64, `forwardFanout must be an integer in 1..64, got ${o.forwardFanout}`);
   check(o.forwardAnchor === 'host' || o.forwardAnchor === 'self', `forwardAnchor must be 'host' or 'self', got ${String(o.forwardAnchor)}`);
+  check(!Number.isNaN(o.spill) && o.spill >= 1, `spill must be >= 1 (Infinity: off), got ${o.spill}`);
   return o;
 }
 
@@ -105,8 +115,9 @@ export class CandidateSet<K> {
   rtt = new Float64Array(32);
   frac = new Float64Array(32);
   room = new Uint8Array(32);
-  /** Scores of the ranking in progress (scratch for rankInto). */
+  /** Keys and near flags of the ranking in progress (scratch for rankInto). */
   private scores = new Float64Array(32);
+  private nears = new Uint8Array(32);
 
   clear(): void {
     this.n = 0;
@@ -132,6 +143,12 @@ export class CandidateSet<K> {
     return this.scores;
   }
 
+  /** A scratch array of at least k near flags. */
+  nearScratch(k: number): Uint8Array {
+    if (this.nears.length < k) this.nears = new Uint8Array(Math.max(k, this.nears.length * 2));
+    return this.nears;
+  }
+
   private slot(id: K, rttMs: number): number {
     const i = this.n++;
     if (i === this.rtt.length) this.grow();
@@ -155,44 +172,51 @@ export class CandidateSet<K> {
   }
 }
 
-/** The score of candidate i (lower is better; only compared among candidates with room). */
-function score(set: CandidateSet<unknown>, i: number, w: number): number {
-  return set.rtt[i]! * (1 + w * set.frac[i]!);
+/** The score of candidate i (lower is better; only compared among candidates
+ * with room). Never below its RTT: a candidate farther than a score cannot beat it. */
+export function candidateScore(set: CandidateSet<unknown>, i: number, opts: PlacementOptions): number {
+  return set.rtt[i]! * (1 + opts.loadWeight * set.frac[i]!);
 }
 
-/** True if candidate a ranks before candidate b. */
-function before(set: CandidateSet<unknown>, a: number, sa: number, b: number, sb: number): boolean {
-  const ra = set.room[a]!;
-  const rb = set.room[b]!;
-  if (ra !== rb) return ra > rb;
-  const ka = ra ? sa : set.rtt[a]!;
-  const kb = rb ? sb : set.rtt[b]!;
+/** True if candidate a (near: with room within the spill bound; key: its
+ * score if near, else its RTT) ranks before candidate b. */
+function before(a: number, na: boolean, ka: number, b: number, nb: boolean, kb: number): boolean {
+  if (na !== nb) return na;
   if (ka !== kb) return ka < kb;
   return a < b;
 }
 
 /**
  * Writes the indices of the best `k` candidates of `set`, best first, into
- * `out`; returns how many were written. With `roomOnly`, candidates without
- * room are left out (forwarding never hands a task to a full crawler).
+ * `out`; returns how many were written. First the candidates with room within
+ * spill × the nearest candidate's RTT, by score; then every other one by RTT
+ * (nearest first: one without room forwards). With `roomOnly`, candidates
+ * without room are left out and every candidate counts as near (forwarding
+ * hands a task only to a crawler with room, the best by score).
  */
 export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], k: number, roomOnly = false): number {
-  const w = opts.loadWeight;
-  const sc = set.scratch(k);
+  const keys = set.scratch(k);
+  const nears = set.nearScratch(k);
+  let nearest = Infinity;
+  for (let i = 0; i < set.n; i++) if (set.rtt[i]! < nearest) nearest = set.rtt[i]!;
+  const spill = roomOnly ? Infinity : opts.spill * nearest;
   let m = 0;
   for (let i = 0; i < set.n; i++) {
-    if (roomOnly && set.room[i] === 0) continue;
-    const s = set.room[i] ? score(set, i, w) : set.rtt[i]!;
-    if (m === k && !before(set, i, s, out[m - 1]!, sc[m - 1]!)) continue;
+    if (roomOnly && !set.room[i]) continue;
+    const near = set.room[i] === 1 && set.rtt[i]! <= spill;
+    const key = near ? candidateScore(set, i, opts) : set.rtt[i]!;
+    if (m === k && !before(i, near, key, out[m - 1]!, nears[m - 1] === 1, keys[m - 1]!)) continue;
     // Insertion into the sorted top k: grow while short, else replace the worst.
     let p = m < k ? m++ : m - 1;
-    while (p > 0 && before(set, i, s, out[p - 1]!, sc[p - 1]!)) {
+    while (p > 0 && before(i, near, key, out[p - 1]!, nears[p - 1] === 1, keys[p - 1]!)) {
       out[p] = out[p - 1]!;
-      sc[p] = sc[p - 1]!;
+      keys[p] = keys[p - 1]!;
+      nears[p] = nears[p - 1]!;
       p--;
     }
     out[p] = i;
-    sc[p] = s;
+    keys[p] = key;
+    nears[p] = near ? 1 : 0;
   }
   return m;
 }

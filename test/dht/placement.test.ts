@@ -41,13 +41,26 @@ describe('placement policy: which crawler gets a task', () => {
     expect(rankCandidates(host, cands, placementOptions({ loadWeight: 0 }))[0]).toBe('near-loaded');
   });
 
-  it('crawlers without room come last, nearest first, and are still tried (they forward)', () => {
+  it('a crawler with room within the spill bound comes before full ones; full ones are still tried (they forward)', () => {
     const cands: Candidate[] = [
       { id: 'full-near', coord: at(5, 0, 5), load: full },
       { id: 'full-nearer', coord: at(2, 0, 5), load: full },
-      { id: 'room-far', coord: at(300, 0, 5), load: busy(5, 4) },
+      { id: 'room-within-spill', coord: at(12, 0, 5), load: busy(5, 4) },
     ];
-    expect(rankCandidates(host, cands, policy)).toEqual(['room-far', 'full-nearer', 'full-near']);
+    // nearest RTT 12 ms, spill 2: room up to 24 ms counts as near.
+    expect(rankCandidates(host, cands, policy)).toEqual(['room-within-spill', 'full-nearer', 'full-near']);
+  });
+
+  it('hot spot: beyond the spill bound the nearest crawlers come first, full or not, so a neighbour of theirs takes the task', () => {
+    const cands: Candidate[] = [
+      { id: 'room-far', coord: at(300, 0, 5), load: idle },
+      { id: 'full-near', coord: at(5, 0, 5), load: full },
+      { id: 'full-nearer', coord: at(2, 0, 5), load: full },
+      { id: 'room-beyond-spill', coord: at(30, 0, 5), load: idle },
+    ];
+    expect(rankCandidates(host, cands, policy)).toEqual(['full-nearer', 'full-near', 'room-beyond-spill', 'room-far']);
+    // Without the bound, any crawler with room goes first however far it is.
+    expect(rankCandidates(host, cands, placementOptions({ spill: Infinity }))).toEqual(['room-beyond-spill', 'room-far', 'full-nearer', 'full-near']);
   });
 
   it('an unknown load counts as room at the middle fraction; an unknown coordinate ranks last', () => {
@@ -122,6 +135,7 @@ describe('placement options and the candidate set', () => {
     expect(() => placementOptions({ maxAttempts: 0 })).toThrow(/maxAttempts/);
     expect(() => placementOptions({ maxHops: 1.5 })).toThrow(/maxHops/);
     expect(() => placementOptions({ forwardAnchor: 'elsewhere' as 'host' })).toThrow(/forwardAnchor/);
+    expect(() => placementOptions({ spill: 0.5 })).toThrow(/spill/);
     expect(() => placementOptions({ nope: 1 } as never)).toThrow(/unknown option 'nope'/);
     expect(placementOptions({ maxHops: undefined }).maxHops).toBe(3);
   });
