@@ -40,6 +40,7 @@ interface RunFlags {
   seed: number;
   strategy: StrategyName | 'all';
   routing: 'coord' | 'hash';
+  scale: number;
   latency?: string;
   out?: string;
   quick?: boolean;
@@ -55,6 +56,7 @@ program
   .addOption(new Option('--scenario <name>', 'scenario').choices(['rec', 'ruc']).default('rec'))
   .option('--steps <n>', 'one-minute steps to simulate (default 90000, 10000 with --quick)', intArg('steps', 1, 10_000_000))
   .option('--seed <n>', 'seed of every random stream', intArg('seed', 0, 2 ** 31 - 1), 1)
+  .option('--scale <k>', 'multiply hosts and crawlers by k (10: 160000 channels and 28000 crawlers in ruc)', intArg('scale', 1, 100), 1)
   .addOption(new Option('--strategy <name>', 'recrawl strategy').choices([...STRATEGIES, 'all']).default('all'))
   .addOption(new Option('--routing <mode>', 'task routing: nearest crawler in coordinates, or hash of the host').choices(['coord', 'hash']).default('coord'))
   .option('--latency <file>', 'latency matrix (ms matrix, King matrix in µs, or p2psim E2EGraph); default: the shipped PlanetLab 490-node data')
@@ -86,6 +88,7 @@ program
       strategies,
       routing: flags.routing,
       seed: flags.seed,
+      scale: flags.scale,
       steps: flags.steps,
       quick: flags.quick ?? false,
       latencyPath: flags.latency,

@@ -14,12 +14,12 @@ import {
 import type { Rng } from '../src/rng.js';
 import { createRng, deriveSeed, exponential, normal } from '../src/rng.js';
 import { EventQueue } from './heap.js';
-import type { Router } from './spatial.js';
-import { CoordIndex, HashRing } from './spatial.js';
+import type { Routing, RoutingStats } from './routing.js';
+import { SimRouter } from './routing.js';
 import type { World } from './world.js';
 import { hostCrawlerRtt } from './world.js';
 
-export type Routing = 'coord' | 'hash';
+export type { Routing, RoutingStats } from './routing.js';
 
 export interface RunOptions {
   strategy: StrategyName;
@@ -58,8 +58,10 @@ export interface StrategyResult {
   outcomes: { completed: number; failed: number; cancelled: number; lost: number; pendingAtEnd: number };
   migrations: number;
   forwards: number;
-  /** Mean number of hops of a forwarded task (1 = placed in the first neighbourhood). */
+  /** Mean number of hops of a forwarded task (1 = the first crawler forwarded it once). */
   meanForwardHops: number;
+  /** Routing quality and what the overlay costs (sim/routing.ts). */
+  routingStats: RoutingStats;
   meanQueuedPerCrawler: number;
   meanOnline: number;
   meanThroughput: number;
@@ -109,11 +111,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     0,
     K,
   );
-
-  const router: Router =
-    opts.routing === 'coord'
-      ? new CoordIndex(world.crawlerVec, world.crawlerHeight, world.hostVec, world.hostHeight, world.dims)
-      : new HashRing(C, H, deriveSeed(seed, 'ring'));
 
   const q = new EventQueue(1 << 16);
 
@@ -176,6 +173,23 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   let onlineCount = 0;
   let maxRunningSeen = 0;
   let maxQueueSeen = 0;
+  let expectedRoutes = 0;
+  for (let h = 0; h < H; h++) expectedRoutes += T / world.changeInterval[h]!;
+  const router = new SimRouter(
+    world,
+    opts.routing,
+    { online, running, qLen, threads: THREADS, queue: QCAP, purge, accept },
+    deriveSeed(seed, 'ring'),
+    {
+      placement: cfg.placement,
+      overlay: cfg.overlay,
+      knownPeers: cfg.knownPeers,
+      knownRandom: cfg.knownRandom,
+      peerSeed: deriveSeed(seed, 'peers'),
+      stretchSamples: cfg.stretchSamples,
+      expectedRoutes,
+    },
+  );
 
   // ---- metrics
   const submittedBy = new Float64Array(K);
@@ -186,8 +200,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   let cancelled = 0;
   let lost = 0;
   let migrations = 0;
-  let forwards = 0;
-  let forwardHopSum = 0;
   let rttSum = 0;
   let dlSum = 0;
   let bytesTotal = 0;
@@ -235,48 +247,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
 
   const churn = createRng(deriveSeed(seed, 'churn'));
   const phase = createRng(deriveSeed(seed, 'phase'));
-  const cand = new Int32Array(64);
-  const ring = new Int32Array(cfg.forwardFanout * cfg.forwardHops + 1);
-  // Coordinate routing: for each host origin, the crawler origins (the clusters of
-  // replicas around them) ranked by predicted distance; a forwarding walk moves
-  // outward along it. Crawler c replicates crawler origin c mod |origins|.
-  const originIdx = new Int32Array(world.latency.n).fill(-1);
-  world.hostOrigins.forEach((o, i) => (originIdx[o] = i));
-  const nCOrigins = world.crawlerOrigins.length;
-  let originRank: Int32Array | null = null;
-  if (opts.routing === 'coord') {
-    originRank = new Int32Array(world.hostOrigins.length * nCOrigins);
-    const dist = new Float64Array(nCOrigins);
-    const ids = Array.from({ length: nCOrigins }, (_, i) => i);
-    world.hostOrigins.forEach((o, i) => {
-      const a = world.base[o]!;
-      world.crawlerOrigins.forEach((co, j) => {
-        const b = world.base[co]!;
-        let sum = 0;
-        for (let k = 0; k < world.dims; k++) sum += (a.vec[k]! - b.vec[k]!) ** 2;
-        dist[j] = Math.sqrt(sum) + b.height;
-      });
-      ids.sort((x, y) => dist[x]! - dist[y]! || x - y);
-      originRank!.set(ids, i * nCOrigins);
-    });
-  }
-  const visit = new Int32Array(C);
-  let stamp = 0;
-
-  // ---- room bookkeeping per crawler-origin cluster (for long forwarding walks)
-  const nCO = world.crawlerOrigins.length;
-  const hasRoom = new Uint8Array(C);
-  const coRoom = new Int32Array(nCO);
-  const coOnline = new Int32Array(nCO);
-  /** Re-evaluates whether crawler c is online with a free thread or queue slot. */
-  function upd(c: number): void {
-    const r = online[c] && (running[c]! < THREADS || qLen[c]! < QCAP) ? 1 : 0;
-    if (r !== hasRoom[c]) {
-      hasRoom[c] = r;
-      coRoom[c % nCO] = coRoom[c % nCO]! + (r ? 1 : -1);
-    }
-  }
-
   // ---- task placement
   /** Drops expired tasks from crawler c's queue (cancelled at their deadline). */
   function purge(c: number, t: number): void {
@@ -297,7 +267,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       }
     }
     qLen[c] = w;
-    upd(c);
     qMinDeadline[c] = minD;
   }
 
@@ -315,7 +284,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     tRtt[s] = rtt;
     runSlots[c * THREADS + running[c]!] = s;
     running[c] = running[c]! + 1;
-    upd(c);
     if (running[c]! > maxRunningSeen) maxRunningSeen = running[c]!;
     q.push(t + dl, s * 8 + EV_FINISH, tGen[s]!);
   }
@@ -331,7 +299,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     if (n < QCAP) {
       qSlots[c * QCAP + n] = s;
       qLen[c] = n + 1;
-      upd(c);
       if (n + 1 > maxQueueSeen) maxQueueSeen = n + 1;
       tState[s] = ST_QUEUED;
       tCrawler[s] = c;
@@ -341,102 +308,9 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     return false;
   }
 
-  /** Scans candidates cand[from..to) for room, skipping crawlers already visited by
-   * this walk (and marking the rest). A crawler with a free thread wins at once (the
-   * first one, i.e. the nearest); otherwise the least loaded one with queue room
-   * (ties to the earlier, nearer one). Returns the crawler or −1. */
-  function pickRoom(list: Int32Array, from: number, to: number, t: number): number {
-    let best = -1;
-    let bestLoad = Infinity;
-    for (let i = from; i < to; i++) {
-      const c = list[i]!;
-      if (!online[c] || visit[c] === stamp) continue;
-      visit[c] = stamp;
-      if (running[c]! < THREADS) return c;
-      if (qLen[c] === QCAP) purge(c, t);
-      const load = running[c]! + qLen[c]!;
-      if (qLen[c]! < QCAP && load < bestLoad) {
-        best = c;
-        bestLoad = load;
-      }
-    }
-    return best;
-  }
-
-  /** Routes task s to the nearest online crawler. A full crawler forwards it (the
-   * paper's forwarding-based scheduling [6]): hop 1 looks at the host's forwardFanout
-   * nearest online crawlers; while every crawler seen is full the walk moves on to
-   * the seen crawler farthest from the host and looks at ITS neighbourhood (its
-   * forwardFanout nearest crawlers), up to forwardHops hops; the task goes to the
-   * first neighbourhood with room (a free thread, else the least loaded queue).
-   * With hash routing a hop is the next forwardFanout online ring successors.
-   * Returns false (rejected) only if the walk found no room. */
+  /** Routes task s to a crawler (sim/routing.ts); false when none took it. */
   function route(s: number, t: number): boolean {
-    const h = tChannel[s]!;
-    let m = router.nearest(h, 1, cand, 1);
-    if (m === 0) return false;
-    const c0 = cand[0]!;
-    if (accept(s, c0, t)) return true;
-    stamp = (stamp + 1) | 0;
-    visit[c0] = stamp;
-    const F = cfg.forwardFanout;
-    const hops = cfg.forwardHops;
-    if (originRank === null) {
-      // Hash ring: the successors, one hop = the next F online ones.
-      m = router.nearest(h, F * hops + 1, ring, 1);
-      for (let hop = 0; hop < hops; hop++) {
-        const from = 1 + hop * F;
-        if (from >= m) break;
-        const best = pickRoom(ring, from, Math.min(m, from + F), t);
-        if (best >= 0) {
-          forwards++;
-          forwardHopSum += hop + 1;
-          return accept(s, best, t);
-        }
-      }
-      return false;
-    }
-    // Hop 1: the host's F nearest online crawlers.
-    m = router.nearest(h, F, cand, 2);
-    let best = pickRoom(cand, 0, m, t);
-    if (best >= 0) {
-      forwards++;
-      forwardHopSum += 1;
-      return accept(s, best, t);
-    }
-    // Further hops: outward through the crawler-origin clusters ranked by distance
-    // from the host's origin, skipping (in O(1)) clusters with no room, until the
-    // walk has passed F × (forwardHops − 1) online crawlers beyond the first hop.
-    const rank = originRank;
-    const base = originIdx[world.hostOrigin[h]!]! * nCOrigins;
-    const budget = F * (hops - 1);
-    let passed = 0;
-    for (let i = 0; i < nCOrigins && passed < budget; i++) {
-      const co = rank[base + i]!;
-      if (coRoom[co]! > 0) {
-        let bestLoad = Infinity;
-        for (let c = co; c < C; c += nCOrigins) {
-          if (!hasRoom[c] || visit[c] === stamp) continue;
-          if (running[c]! < THREADS) {
-            best = c;
-            break;
-          }
-          purge(c, t);
-          const load = running[c]! + qLen[c]!;
-          if (load < bestLoad) {
-            best = c;
-            bestLoad = load;
-          }
-        }
-        if (best >= 0) {
-          forwards++;
-          forwardHopSum += 2 + Math.floor(passed / F);
-          return accept(s, best, t);
-        }
-      }
-      passed += coOnline[co]!;
-    }
-    return false;
+    return router.route(s, tChannel[s]!, t) >= 0;
   }
 
   function fail(s: number, t: number): void {
@@ -464,19 +338,16 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   // ---- crawler churn
   function join(c: number, t: number): void {
     online[c] = 1;
-    coOnline[c % nCO] = coOnline[c % nCO]! + 1;
-    upd(c);
     onlineCount++;
-    router.add(c);
+    router.join(c, t);
     q.push(t + Math.max(1, normal(churn, cfg.lifetimeMean, cfg.lifetimeSd)), c * 8 + EV_LEAVE);
   }
 
   const moving: number[] = [];
   function leave(c: number, t: number): void {
     online[c] = 0;
-    coOnline[c % nCO] = coOnline[c % nCO]! - 1;
     onlineCount--;
-    router.remove(c);
+    router.leave(c, t);
     const notify = churn.next() < cfg.notifyProbability;
     moving.length = 0;
     for (let i = 0; i < running[c]!; i++) moving.push(runSlots[c * THREADS + i]!);
@@ -484,7 +355,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     for (let i = 0; i < qLen[c]!; i++) moving.push(qSlots[c * QCAP + i]!);
     running[c] = 0;
     qLen[c] = 0;
-    upd(c);
     qMinDeadline[c] = Infinity;
     for (const s of moving) {
       // Invalidate the pending completion event of a running task.
@@ -514,7 +384,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       }
     }
     running[c] = n - 1;
-    upd(c);
     completed++;
     completedBy[world.group[h]!]! += 1;
     successes[h] = successes[h]! + 1;
@@ -534,7 +403,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       const next = qSlots[qb]!;
       qSlots.copyWithin(qb, qb + 1, qb + qLen[c]!);
       qLen[c] = qLen[c]! - 1;
-      upd(c);
       startTask(next, c, t);
     }
     maybeRound(t);
@@ -611,6 +479,8 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
 
   // ---- close the books at T
   noteIntervals(T);
+  router.close(T);
+  const fw = router.forwards;
   let pendingAtEnd = 0;
   for (let c = 0; c < C; c++) {
     purge(c, T);
@@ -677,8 +547,9 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     successRate: tasksTotal > 0 ? completed / tasksTotal : 0,
     outcomes: { completed, failed, cancelled, lost, pendingAtEnd },
     migrations,
-    forwards,
-    meanForwardHops: forwards > 0 ? forwardHopSum / forwards : 0,
+    forwards: fw.count,
+    meanForwardHops: fw.count > 0 ? fw.hops / fw.count : 0,
+    routingStats: router.stats(),
     meanQueuedPerCrawler: qpcN > 0 ? qpc / qpcN : 0,
     meanOnline: samples.length > 0 ? onl / samples.length : 0,
     meanThroughput: (bytesTotal * 8) / 1e6 / (T * 60),

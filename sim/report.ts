@@ -39,7 +39,7 @@ export function markdown(r: ScenarioReport): string {
   const k = r.world.groupSizes.length;
   const out: string[] = [];
   out.push(
-    `## sim run --scenario ${r.scenario} (routing ${r.routing}, seed ${r.seed}, ${r.steps} steps${r.quick ? ', quick' : ''})`,
+    `## sim run --scenario ${r.scenario} (routing ${r.routing}, seed ${r.seed}, ${r.steps} steps${r.quick ? ', quick' : ''}${r.scale !== 1 ? `, scale ${r.scale}` : ''})`,
     '',
     `${r.world.hosts} hosts from ${r.world.hostOrigins} origins, ${r.world.crawlers} crawlers from ${r.world.crawlerOrigins} origins, ` +
       `latency ${r.latencySource} (${r.world.baseNodes} nodes). Channels per group (60→960 min): ${r.world.groupSizes.join(', ')}.`,
@@ -99,6 +99,28 @@ export function markdown(r: ScenarioReport): string {
     ),
     '',
   );
+  out.push(`### Routing (${ss[0]?.[1].routingStats.policy ?? r.routing})`, '');
+  const rs = (label: string, f: (x: StrategyResult['routingStats'], s: StrategyResult) => string): string[] => [label, ...ss.map(([, s]) => f(s.routingStats, s))];
+  out.push(
+    table(
+      ['', ...names],
+      [
+        rs('stretch median / p90 (RTT ÷ best online crawler\'s)', (x) => `${fmt(x.stretchMedian)} / ${fmt(x.stretchP90)}`),
+        rs('oracle stretch median / p90 (least predicted RTT)', (x) => `${fmt(x.oracleStretchMedian)} / ${fmt(x.oracleStretchP90)}`),
+        rs('hash routing stretch median / p90', (x) => `${fmt(x.hashStretchMedian)} / ${fmt(x.hashStretchP90)}`),
+        rs('stretch samples', (x) => String(x.stretchSamples)),
+        rs('routed tasks / no crawler found / refused', (x) => `${x.routed} / ${x.noCrawler} / ${x.refused}`),
+        rs('crawlers tried per task / task messages per task', (x) => `${fmt(x.attemptsPerTask)} / ${fmt(x.sendsPerTask)}`),
+        rs('forward hops per placed task / per forwarded task', (x) => `${fmt(x.forwardHopsMean, 3)} / ${fmt(x.forwardHopsPerForwarded)}`),
+        rs('candidates found per task', (x) => fmt(x.candidatesPerTask, 1)),
+        rs('DHT ops per task (lookups + provides) / messages', (x) => `${fmt(x.dhtOpsPerTask)} / ${fmt(x.dhtMessagesPerTask, 1)}`),
+        rs('DHT ops per crawler-hour / messages', (x) => `${fmt(x.dhtOpsPerCrawlerHour, 1)} / ${fmt(x.dhtMessagesPerCrawlerHour, 0)}`),
+        rs('lookups per task (cache hits) / provides per crawler-hour', (x) => `${fmt(x.lookupsPerTask)} (${x.cacheHits}) / ${fmt(x.providesPerCrawlerHour, 1)}`),
+        rs('records found of departed crawlers', (x) => String(x.staleRecords)),
+      ],
+    ),
+    '',
+  );
   out.push('### Freshness and mean age (min) per rank, against the simulated Poisson changes', '');
   const frows: string[][] = [];
   for (let g = 0; g < k; g++) {
@@ -111,6 +133,25 @@ export function markdown(r: ScenarioReport): string {
   out.push(table(['Rank', ...names.map((n) => `${n} freshness`), ...names.map((n) => `${n} age`)], frows), '');
   out.push(`wall ${fmt(r.wallSeconds, 1)} s, ${fmt(r.eventsPerSec / 1e6, 2)} M events/s`, '');
   return out.join('\n');
+}
+
+/** The `routing` object of --json: routing quality against the oracle and
+ * hash routing, load imbalance, and what the overlay costs per task. */
+export function routingSummary(s: StrategyResult): Record<string, number | string> {
+  const x = s.routingStats;
+  return {
+    policy: x.policy,
+    stretchMedian: x.stretchMedian,
+    stretchP90: x.stretchP90,
+    oracleStretchMedian: x.oracleStretchMedian,
+    oracleStretchP90: x.oracleStretchP90,
+    hashStretchMedian: x.hashStretchMedian,
+    loadImbalance: s.loadImbalance,
+    dhtOpsPerTask: x.dhtOpsPerTask,
+    dhtMessagesPerTask: x.dhtMessagesPerTask,
+    forwardHopsMean: x.forwardHopsMean,
+    noCrawler: x.noCrawler,
+  };
 }
 
 export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
@@ -131,6 +172,7 @@ export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
       forwards: s.forwards,
       meanForwardHops: s.meanForwardHops,
       loadImbalance: s.loadImbalance,
+      routing: routingSummary(s),
       freshnessByRank: s.freshnessByRank,
       ageByRank: s.ageByRank,
       events: s.events,

@@ -15,6 +15,8 @@ export interface RunParams {
   seed: number;
   steps?: number;
   quick?: boolean;
+  /** Multiply hosts and crawlers (default 1: the paper's scale). */
+  scale?: number;
   latencyPath?: string;
   recrawl?: Partial<RecrawlOptions>;
   config?: Partial<ScenarioConfig>;
@@ -27,6 +29,7 @@ export interface ScenarioReport {
   seed: number;
   steps: number;
   quick: boolean;
+  scale: number;
   latencySource: string;
   world: {
     baseNodes: number;
@@ -85,7 +88,7 @@ export function summariseWorld(w: World, buildSeconds: number): ScenarioReport['
 export function runScenario(p: RunParams): ScenarioReport {
   const t0 = performance.now();
   const latency = loadLatency(p.latencyPath);
-  const cfg = { ...scenarioConfig(p.scenario, p.quick ?? false), ...p.config };
+  const cfg = { ...scenarioConfig(p.scenario, p.quick ?? false, p.scale ?? 1), ...p.config };
   if (p.steps !== undefined) cfg.steps = p.steps;
   const world = buildWorld(latency, cfg, p.seed);
   const buildSeconds = (performance.now() - t0) / 1000;
@@ -112,6 +115,7 @@ export function runScenario(p: RunParams): ScenarioReport {
     seed: p.seed,
     steps: cfg.steps,
     quick: p.quick ?? false,
+    scale: p.scale ?? 1,
     latencySource: latency.source,
     world: summariseWorld(world, buildSeconds),
     strategies,

@@ -1,186 +1,118 @@
-// Where a task goes. CoordIndex: a uniform grid over the first two coordinate
-// dimensions holding the ONLINE crawlers, searched ring by ring for exact nearest
-// neighbours under the predicted RTT ‖x − y‖ + h (the grid distance is a lower
-// bound). HashRing: the baseline, consistent hashing of hosts onto crawlers.
+// Spatial helpers of the simulator: the crawlers each crawler knows (its
+// nearest ones, where a full crawler forwards), and HashRing, the baseline:
+// consistent hashing of hosts onto crawlers.
+import { predictRttAt } from '../src/coords/index.js';
+import type { Rng } from '../src/rng.js';
+import type { FlatCoords } from './world.js';
 
-export interface Router {
-  add(c: number): void;
-  remove(c: number): void;
-  /** Writes up to k online crawlers for host h, best first, into out; returns the
-   * count. Fewer than k (but at least `minimum` when that many are online) may be
-   * returned when only the host's precomputed neighbourhood is searched. */
-  nearest(h: number, k: number, out: Int32Array, minimum?: number): number;
-}
-
-export class CoordIndex implements Router {
-  private readonly g: number;
-  private readonly minX: number;
-  private readonly minY: number;
-  private readonly cs: number;
-  private readonly cells: number[][];
-  private readonly pos: Int32Array;
-  private readonly cellOf: Int32Array;
-  private readonly candD = new Float64Array(64);
-  private readonly candC = new Int32Array(64);
-  private readonly online: Uint8Array;
-  private onlineCount = 0;
-  private readonly listLen: number;
-  private readonly lists: Int32Array;
-
-  constructor(
-    private readonly crawlerVec: Float64Array,
-    private readonly crawlerHeight: Float64Array,
-    private readonly hostVec: Float64Array,
-    private readonly hostHeight: Float64Array,
-    private readonly dims: number,
-    listLen = 64,
-  ) {
-    const n = crawlerHeight.length;
-    let minX = Infinity;
-    let minY = Infinity;
-    let maxX = -Infinity;
-    let maxY = -Infinity;
-    for (let c = 0; c < n; c++) {
-      const x = crawlerVec[c * dims]!;
-      const y = dims > 1 ? crawlerVec[c * dims + 1]! : 0;
-      minX = Math.min(minX, x);
-      maxX = Math.max(maxX, x);
-      minY = Math.min(minY, y);
-      maxY = Math.max(maxY, y);
-    }
-    this.g = Math.max(1, Math.ceil(Math.sqrt(n / 2)));
-    this.minX = minX;
-    this.minY = minY;
-    this.cs = Math.max(maxX - minX, maxY - minY, 1e-9) / this.g + 1e-9;
-    this.cells = Array.from({ length: this.g * this.g }, () => []);
-    this.pos = new Int32Array(n).fill(-1);
-    this.cellOf = new Int32Array(n);
-    for (let c = 0; c < n; c++) {
-      const x = crawlerVec[c * dims]!;
-      const y = dims > 1 ? crawlerVec[c * dims + 1]! : 0;
-      this.cellOf[c] = this.cy(y) * this.g + this.cx(x);
-    }
-    this.online = new Uint8Array(n);
-    // Precompute each host's nearest crawlers with the grid holding everyone.
-    this.listLen = Math.min(n, listLen);
-    const hosts = hostHeight.length;
-    this.lists = new Int32Array(hosts * this.listLen);
-    for (let c = 0; c < n; c++) this.add(c);
-    const tmp = new Int32Array(64);
-    for (let h = 0; h < hosts; h++) {
-      const m = this.searchGrid(h, this.listLen, tmp);
-      this.lists.set(tmp.subarray(0, m), h * this.listLen);
-    }
-    for (let c = 0; c < n; c++) this.remove(c);
+/**
+ * Each point's k nearest other points by predicted RTT (predictRtt), nearest
+ * first, ties to the lower index: row i of the result is out[i·k .. i·k + k),
+ * −1 where fewer exist. A uniform grid over the first two coordinate axes is
+ * searched ring by ring (the grid distance is a lower bound of the RTT).
+ */
+export function nearestNeighbours(points: FlatCoords, k: number): Int32Array {
+  const n = points.height.length;
+  const dims = points.dims;
+  const vec = points.vec;
+  const ht = points.height;
+  const out = new Int32Array(n * k).fill(-1);
+  if (n < 2 || k < 1) return out;
+  const at = (v: Float64Array, i: number, a: number): number => (dims > a ? v[i * dims + a]! : 0);
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (let i = 0; i < n; i++) {
+    minX = Math.min(minX, at(vec, i, 0));
+    maxX = Math.max(maxX, at(vec, i, 0));
+    minY = Math.min(minY, at(vec, i, 1));
+    maxY = Math.max(maxY, at(vec, i, 1));
   }
-
-  private cx(x: number): number {
-    return Math.min(this.g - 1, Math.max(0, Math.floor((x - this.minX) / this.cs)));
-  }
-  private cy(y: number): number {
-    return Math.min(this.g - 1, Math.max(0, Math.floor((y - this.minY) / this.cs)));
-  }
-
-  add(c: number): void {
-    if (this.pos[c]! >= 0) return;
-    this.online[c] = 1;
-    this.onlineCount++;
-    const cell = this.cells[this.cellOf[c]!]!;
-    this.pos[c] = cell.length;
-    cell.push(c);
-  }
-
-  remove(c: number): void {
-    const p = this.pos[c]!;
-    if (p < 0) return;
-    this.online[c] = 0;
-    this.onlineCount--;
-    const cell = this.cells[this.cellOf[c]!]!;
-    const last = cell.pop()!;
-    if (last !== c) {
-      cell[p] = last;
-      this.pos[last] = p;
-    }
-    this.pos[c] = -1;
-  }
-
-  /** k nearest online crawlers to host h (k ≤ 64) by predicted RTT: the host's
-   * precomputed list of its nearest crawlers (online or not) filtered by who is
-   * online, falling back to the live grid when the list runs out. */
-  nearest(h: number, k: number, out: Int32Array, minimum = k): number {
-    const M = this.listLen;
-    const base = h * M;
-    const list = this.lists;
-    const on = this.online;
-    let m = 0;
-    for (let i = 0; i < M && m < k; i++) {
-      const c = list[base + i]!;
-      if (on[c]) out[m++] = c;
-    }
-    if (m >= minimum || this.onlineCount === m) return m;
-    return this.searchGrid(h, k, out);
-  }
-
-  /** Exact k nearest online crawlers by a ring search of the live grid. */
-  searchGrid(h: number, k: number, out: Int32Array): number {
-    const d = this.dims;
-    const hv = this.hostVec;
-    const cv = this.crawlerVec;
-    const ch = this.crawlerHeight;
-    const hb = h * d;
-    const qx = hv[hb]!;
-    const qy = d > 1 ? hv[hb + 1]! : 0;
-    const ix = this.cx(qx);
-    const iy = this.cy(qy);
-    const g = this.g;
-    const cd = this.candD;
-    const cc = this.candC;
+  const g = Math.max(1, Math.ceil(Math.sqrt(n / 2)));
+  const cs = Math.max(maxX - minX, maxY - minY, 1e-9) / g + 1e-9;
+  const cx = (x: number) => Math.min(g - 1, Math.max(0, Math.floor((x - minX) / cs)));
+  const cy = (y: number) => Math.min(g - 1, Math.max(0, Math.floor((y - minY) / cs)));
+  const cells: number[][] = Array.from({ length: g * g }, () => []);
+  for (let i = 0; i < n; i++) cells[cy(at(vec, i, 1)) * g + cx(at(vec, i, 0))]!.push(i);
+  const cd = new Float64Array(k);
+  const cc = new Int32Array(k);
+  for (let q = 0; q < n; q++) {
+    const ix = cx(at(vec, q, 0));
+    const iy = cy(at(vec, q, 1));
     let m = 0;
     for (let r = 0; r <= g; r++) {
-      if (m >= k && cd[m - 1]! <= (r - 1) * this.cs) break;
-      const x0 = ix - r;
-      const x1 = ix + r;
-      const y0 = iy - r;
-      const y1 = iy + r;
-      for (let y = y0; y <= y1; y++) {
+      if (m >= k && cd[m - 1]! <= (r - 1) * cs) break;
+      for (let y = iy - r; y <= iy + r; y++) {
         if (y < 0 || y >= g) continue;
-        const edgeRow = y === y0 || y === y1;
-        for (let x = x0; x <= x1; x += edgeRow ? 1 : x1 - x0 || 1) {
-          if (x >= 0 && x < g) {
-            const cell = this.cells[y * g + x]!;
-            for (let i = 0; i < cell.length; i++) {
-              const c = cell[i]!;
-              const cb = c * d;
-              let s = 0;
-              for (let j = 0; j < d; j++) {
-                const t = hv[hb + j]! - cv[cb + j]!;
-                s += t * t;
+        const edgeRow = y === iy - r || y === iy + r;
+        for (let x = ix - r; x <= ix + r; x += edgeRow || r === 0 ? 1 : 2 * r) {
+          if (x < 0 || x >= g) continue;
+          for (const i of cells[y * g + x]!) {
+            if (i === q) continue;
+            const d = predictRttAt(vec, q * dims, ht[q]!, vec, i * dims, ht[i]!, dims);
+            // Insertion into the sorted top k: grow while it is short, else replace the worst.
+            if (m < k || d < cd[m - 1]! || (d === cd[m - 1] && i < cc[m - 1]!)) {
+              let p = m < k ? m++ : m - 1;
+              while (p > 0 && (cd[p - 1]! > d || (cd[p - 1] === d && cc[p - 1]! > i))) {
+                cd[p] = cd[p - 1]!;
+                cc[p] = cc[p - 1]!;
+                p--;
               }
-              const dist = Math.sqrt(s) + ch[c]!;
-              // Insertion into the sorted top k: grow while it is short, else replace the worst.
-              if (m < k || dist < cd[m - 1]! || (dist === cd[m - 1] && c < cc[m - 1]!)) {
-                let p = m < k ? m++ : m - 1;
-                while (p > 0 && (cd[p - 1]! > dist || (cd[p - 1] === dist && cc[p - 1]! > c))) {
-                  cd[p] = cd[p - 1]!;
-                  cc[p] = cc[p - 1]!;
-                  p--;
-                }
-                cd[p] = dist;
-                cc[p] = c;
-              }
+              cd[p] = d;
+              cc[p] = i;
             }
           }
-          if (x1 === x0) break;
         }
       }
     }
-    for (let i = 0; i < m; i++) out[i] = cc[i]!;
-    // The host's own height is the same for every candidate, so it does not change the order.
-    return m;
+    out.set(cc.subarray(0, m), q * k);
   }
+  return out;
 }
 
-function hash32(x: number, seed: number): number {
+/**
+ * The crawlers each crawler knows, as a live crawler's peer table holds them:
+ * its `near` nearest (coordinate probing favours near peers) and `random`
+ * others drawn uniformly (probing also picks random peers, to keep the global
+ * geometry right). Row i is out[i·(near + random) ..], −1 where fewer exist.
+ */
+export function knownPeers(points: FlatCoords, near: number, random: number, rng: Rng): Int32Array {
+  const n = points.height.length;
+  const k = near + random;
+  const nearest = nearestNeighbours(points, near);
+  const out = new Int32Array(n * k).fill(-1);
+  for (let i = 0; i < n; i++) {
+    out.set(nearest.subarray(i * near, (i + 1) * near), i * k);
+    const row = out.subarray(i * k, (i + 1) * k);
+    let m = near;
+    for (let tries = 0; m < k && tries < 4 * random; tries++) {
+      const p = Math.floor(rng.next() * n);
+      if (p !== i && !row.includes(p)) row[m++] = p;
+    }
+  }
+  return out;
+}
+
+/** The k-th least of a[0 .. n), Infinity if n < k (`scratch` holds at least k). */
+export function kthSmallest(a: Float64Array, n: number, k: number, scratch: Float64Array): number {
+  if (n < k || k < 1) return n < k ? Infinity : -Infinity;
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!;
+    if (m === k && x >= scratch[k - 1]!) continue;
+    let p = m < k ? m++ : k - 1;
+    while (p > 0 && scratch[p - 1]! > x) {
+      scratch[p] = scratch[p - 1]!;
+      p--;
+    }
+    scratch[p] = x;
+  }
+  return scratch[k - 1]!;
+}
+
+/** A 32-bit integer hash (murmur3's finaliser): pseudo-random, stable orders. */
+export function hash32(x: number, seed: number): number {
   let z = (x ^ seed) >>> 0;
   z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
   z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
@@ -189,7 +121,7 @@ function hash32(x: number, seed: number): number {
 }
 
 /** Consistent hashing: a host goes to the first online crawler clockwise of its hash. */
-export class HashRing implements Router {
+export class HashRing {
   private readonly ring: Int32Array;
   private readonly keys: Float64Array;
   private readonly online: Uint8Array;
@@ -213,6 +145,7 @@ export class HashRing implements Router {
     this.online[c] = 0;
   }
 
+  /** Writes up to k online crawlers for host h, in ring order, into out; returns the count. */
   nearest(h: number, k: number, out: Int32Array): number {
     const key = this.hostKey[h]!;
     const keys = this.keys;

@@ -8,9 +8,9 @@ import { createRng, uniform } from '../../src/rng.js';
 import type { StrategyResult } from '../../sim/engine.js';
 import { simulate } from '../../sim/engine.js';
 import { EventQueue } from '../../sim/heap.js';
-import { CoordIndex, HashRing } from '../../sim/spatial.js';
+import { HashRing, knownPeers, nearestNeighbours } from '../../sim/spatial.js';
 import type { ScenarioConfig } from '../../sim/world.js';
-import { buildWorld, hostCrawlerRtt, scenarioConfig } from '../../sim/world.js';
+import { buildWorld, crawlerCoords, hostCrawlerRtt, scenarioConfig } from '../../sim/world.js';
 
 /** A small synthetic latency matrix: points in a plane, RTT = distance + 5 ms. */
 function syntheticLatency(n: number, seed: number): LatencyMatrix {
@@ -54,24 +54,29 @@ describe('event queue', () => {
 
 describe('routing indexes', () => {
   const world = buildWorld(syntheticLatency(40, 1), smallConfig(), 7);
-  it('grid nearest equals a brute-force scan over the online crawlers', () => {
-    const idx = new CoordIndex(world.crawlerVec, world.crawlerHeight, world.hostVec, world.hostHeight, world.dims, 4);
-    const online: number[] = [];
-    for (let c = 0; c < world.config.crawlers; c++) if (c % 3 !== 0) {
-      idx.add(c);
-      online.push(c);
+  it("a crawler's nearest neighbours by the grid equal a brute-force scan by predicted RTT", () => {
+    const C = world.config.crawlers;
+    const k = 5;
+    const nn = nearestNeighbours(crawlerCoords(world), k);
+    const d = (a: number, b: number) => {
+      let s = 0;
+      for (let j = 0; j < world.dims; j++) s += (world.crawlerVec[a * world.dims + j]! - world.crawlerVec[b * world.dims + j]!) ** 2;
+      return Math.sqrt(s) + world.crawlerHeight[a]! + world.crawlerHeight[b]!;
+    };
+    for (let c = 0; c < C; c++) {
+      const brute = Array.from({ length: C }, (_, i) => i).filter((i) => i !== c).sort((a, b) => d(c, a) - d(c, b) || a - b).slice(0, k);
+      expect(Array.from(nn.subarray(c * k, c * k + k))).toEqual(brute);
     }
-    const out = new Int32Array(64);
-    for (let h = 0; h < world.config.hosts; h += 7) {
-      const m = idx.nearest(h, 5, out);
-      const d = (c: number) => {
-        let s = 0;
-        for (let k = 0; k < world.dims; k++) s += (world.hostVec[h * world.dims + k]! - world.crawlerVec[c * world.dims + k]!) ** 2;
-        return Math.sqrt(s) + world.crawlerHeight[c]!;
-      };
-      const brute = online.slice().sort((a, b) => d(a) - d(b) || a - b).slice(0, 5);
-      expect(m).toBe(5);
-      expect(Array.from(out.subarray(0, m)).map(d)).toEqual(brute.map(d));
+  });
+  it('a crawler knows its nearest crawlers and some others at random, never itself', () => {
+    const C = world.config.crawlers;
+    const known = knownPeers(crawlerCoords(world), 4, 6, createRng(1));
+    const nn = nearestNeighbours(crawlerCoords(world), 4);
+    for (let c = 0; c < C; c++) {
+      const row = Array.from(known.subarray(c * 10, c * 10 + 10));
+      expect(row.slice(0, 4)).toEqual(Array.from(nn.subarray(c * 4, c * 4 + 4)));
+      expect(row).not.toContain(c);
+      expect(new Set(row.filter((x) => x >= 0)).size).toBe(row.filter((x) => x >= 0).length);
     }
   });
   it('hash ring skips offline crawlers', () => {
@@ -127,20 +132,30 @@ describe('simulator invariants', () => {
   });
 });
 
-describe('forwarding walk', () => {
-  it('walking outward past the first neighbourhood rejects fewer tasks, at some RTT cost', () => {
-    const cfg = { crawlers: 60, steps: 3000, forwardFanout: 4 };
-    const one = buildWorld(syntheticLatency(40, 6), smallConfig({ ...cfg, forwardHops: 1 }), 13);
-    const many = buildWorld(syntheticLatency(40, 6), smallConfig({ ...cfg, forwardHops: 12 }), 13);
-    const a = simulate(one, { strategy: 'fixed', routing: 'coord', steps: 3000 });
-    const b = simulate(many, { strategy: 'fixed', routing: 'coord', steps: 3000 });
+describe('forwarding', () => {
+  it('full crawlers forwarding to their neighbours refuse fewer tasks than no forwarding', () => {
+    const cfg = { crawlers: 60, steps: 3000 };
+    const none = buildWorld(syntheticLatency(40, 6), smallConfig({ ...cfg, placement: { maxHops: 0 } }), 13);
+    const some = buildWorld(syntheticLatency(40, 6), smallConfig(cfg), 13);
+    const a = simulate(none, { strategy: 'fixed', routing: 'coord', steps: 3000 });
+    const b = simulate(some, { strategy: 'fixed', routing: 'coord', steps: 3000 });
     expect(a.tasksTotal).toBe(b.tasksTotal);
-    expect(a.meanForwardHops).toBe(1);
-    expect(b.meanForwardHops).toBeGreaterThan(1);
+    expect(a.forwards).toBe(0);
+    expect(b.forwards).toBeGreaterThan(0);
+    expect(b.meanForwardHops).toBeGreaterThanOrEqual(1);
+    expect(b.meanForwardHops).toBeLessThanOrEqual(3);
     expect(b.outcomes.failed).toBeLessThan(a.outcomes.failed);
-    expect(b.meanTaskRttMs).toBeGreaterThan(a.meanTaskRttMs);
+    expect(b.routingStats.refused).toBe(b.outcomes.failed);
     const o = b.outcomes;
     expect(o.completed + o.failed + o.cancelled + o.lost + o.pendingAtEnd).toBe(b.tasksTotal);
+  });
+});
+
+describe('scale', () => {
+  it('multiplies hosts and crawlers: --scale 10 is 160000 channels and 28000 crawlers in ruc', () => {
+    const c = scenarioConfig('ruc', false, 10);
+    expect([c.hosts, c.crawlers, c.steps]).toEqual([160_000, 28_000, 90_000]);
+    expect(() => scenarioConfig('ruc', false, 0)).toThrow(/scale/);
   });
 });
 
@@ -191,6 +206,9 @@ describe('sim CLI', () => {
     const c = cli('run', '--encourage', '2');
     expect(c.status).not.toBe(0);
     expect(c.stderr).toMatch(/--encourage must be in/);
+    const d = cli('run', '--scale', '0');
+    expect(d.status).not.toBe(0);
+    expect(d.stderr).toMatch(/--scale must be between 1 and/);
   });
   it('rejects a missing or malformed latency file', () => {
     const a = cli('run', '--quick', '--latency', '/nonexistent/latency.txt');
@@ -207,10 +225,25 @@ describe('sim CLI', () => {
     const dir = mkdtempSync(join(tmpdir(), 'simout-'));
     const r = cli('run', '--quick', '--steps', '1500', '--scenario', 'ruc', '--json', '--out', dir);
     expect(r.status).toBe(0);
-    const j = JSON.parse(r.stdout) as { scenario: string; strategies: Record<string, { tasksByRank: number[]; updateQualityWeighted: number }> };
+    const j = JSON.parse(r.stdout) as {
+      scenario: string;
+      routing: string;
+      strategies: Record<string, { tasksByRank: number[]; updateQualityWeighted: number; routing: Record<string, number | string> }>;
+    };
     expect(j.scenario).toBe('ruc');
+    expect(j.routing).toBe('coord');
     expect(Object.keys(j.strategies)).toEqual(['fixed', 'iir', 'icr']);
     expect(j.strategies.fixed!.tasksByRank).toHaveLength(5);
+    const routing = j.strategies.iir!.routing;
+    expect(Object.keys(routing)).toEqual([
+      'policy', 'stretchMedian', 'stretchP90', 'oracleStretchMedian', 'oracleStretchP90', 'hashStretchMedian',
+      'loadImbalance', 'dhtOpsPerTask', 'dhtMessagesPerTask', 'forwardHopsMean', 'noCrawler',
+    ]);
+    // Stretch is RTT ÷ the best online crawler's: never below 1; hashing is worse than coordinates.
+    expect(routing.stretchMedian as number).toBeGreaterThanOrEqual(1);
+    expect(routing.oracleStretchMedian as number).toBeGreaterThanOrEqual(1);
+    expect(routing.hashStretchMedian as number).toBeGreaterThan(routing.stretchMedian as number);
+    expect(routing.dhtMessagesPerTask as number).toBeGreaterThan(routing.dhtOpsPerTask as number);
     const files = readdirSync(dir);
     for (const f of ['report.json', 'summary.json', 'tables.md', 'timeseries.csv', 'queued.svg', 'throughput.svg']) expect(files).toContain(f);
   });

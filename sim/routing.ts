@@ -1,0 +1,425 @@
+// How the simulator routes a task: as the live manager and crawlers would.
+//
+// Coordinate routing: the modelled overlay (overlay.ts) yields the crawlers the
+// Router's widening DHT search would find for the host; the placement policy
+// (src/dht/placement.ts, the code the live Router and TaskReceiver run) ranks
+// them; the task goes to the first `maxAttempts` in that order until one takes
+// it. A crawler without room forwards it under the same policy to the crawlers
+// it knows (its nearest ones), within the hop limit. Hash routing: the first
+// online crawlers clockwise of the host's hash, in ring order (the live
+// Router's XOR order), forwarded the same way but measured from the
+// forwarder (a hash-routed order carries no host coordinate).
+//
+// Routing quality is sampled: for about `stretchSamples` routed tasks the
+// RTT of the crawler that took the task is compared with the best online
+// crawler's (a scan of every online crawler), beside the oracle (the online
+// crawler with the least predicted RTT: perfect routing on the coordinates)
+// and hash routing's first choice.
+import { predictRttAt, quantileSorted } from '../src/coords/index.js';
+import { CandidateSet, mayForward, placementOptions, rankInto, type PlacementOptions } from '../src/dht/placement.js';
+import { Overlay, type OverlayOptions } from './overlay.js';
+import { createRng } from '../src/rng.js';
+import { HashRing, knownPeers, kthSmallest } from './spatial.js';
+import type { FlatCoords, World } from './world.js';
+import { crawlerCoords, hostCoords, hostCrawlerRtt, predictedHostCrawler } from './world.js';
+
+export type Routing = 'coord' | 'hash';
+
+/** What routing needs of the crawlers' state (the engine owns it). */
+export interface CrawlerView {
+  readonly online: Uint8Array;
+  readonly running: Uint8Array;
+  readonly qLen: Uint8Array;
+  readonly threads: number;
+  readonly queue: number;
+  /** Drops expired tasks from c's queue (so its load is current). */
+  purge(c: number, t: number): void;
+  /** Puts task s on crawler c if it has room; false when it is full. */
+  accept(s: number, c: number, t: number): boolean;
+}
+
+/** Routing figures of a run (the `routing` object of `sim run --json`, and more). */
+export interface RoutingStats {
+  policy: string;
+  /** Chosen crawler's RTT to the host ÷ the best online crawler's (sampled tasks). */
+  stretchMedian: number;
+  stretchP90: number;
+  /** The same for the oracle (least predicted RTT among online crawlers). */
+  oracleStretchMedian: number;
+  oracleStretchP90: number;
+  /** The same for hash routing's first choice. */
+  hashStretchMedian: number;
+  hashStretchP90: number;
+  stretchSamples: number;
+  /** Chosen crawler's RTT ÷ the oracle's choice's (the policy's own cost, coordinate error aside). */
+  overOracleMedian: number;
+  overOracleP90: number;
+  /** Mean RTT (ms) over the sampled tasks: chosen, oracle, best online, hash routing's. */
+  sampledRttMs: { chosen: number; oracle: number; best: number; hash: number };
+  /** Routed tasks: submissions and migrations. */
+  routed: number;
+  /** Tasks the search found no crawler for. */
+  noCrawler: number;
+  /** Tasks every attempt (and its forwards) refused. */
+  refused: number;
+  /** Crawlers the manager sent a task to, per routed task. */
+  attemptsPerTask: number;
+  /** Forwarding hops per placed task (0 when the first crawler took it), and per forwarded task. */
+  forwardHopsMean: number;
+  forwardHopsPerForwarded: number;
+  /** Task-protocol messages (sends and forwards) per routed task. */
+  sendsPerTask: number;
+  /** Overlay costs: DHT lookups (paid, and answered from the Router's cache) and provides. */
+  lookups: number;
+  cacheHits: number;
+  provides: number;
+  /** (lookups + provides) and their modelled Kademlia messages, per routed task and per crawler-hour online. */
+  dhtOpsPerTask: number;
+  dhtMessagesPerTask: number;
+  dhtOpsPerCrawlerHour: number;
+  dhtMessagesPerCrawlerHour: number;
+  lookupsPerTask: number;
+  providesPerCrawlerHour: number;
+  /** Records found of crawlers that had left. */
+  staleRecords: number;
+  /** Candidates the search found per coordinate-routed task. */
+  candidatesPerTask: number;
+}
+
+class Samples {
+  private a = new Float64Array(1024);
+  n = 0;
+  push(x: number): void {
+    if (this.n === this.a.length) {
+      const b = new Float64Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.n++] = x;
+  }
+  sorted(): Float64Array {
+    return this.a.slice(0, this.n).sort();
+  }
+}
+
+export interface SimRouterOptions {
+  placement?: Partial<PlacementOptions>;
+  overlay?: Partial<OverlayOptions>;
+  /** The crawlers each crawler knows: its nearest and some at random (spatial.ts knownPeers). */
+  knownPeers: number;
+  knownRandom: number;
+  peerSeed: number;
+  /** About this many routed tasks are sampled for stretch, out of about expectedRoutes. */
+  stretchSamples: number;
+  expectedRoutes: number;
+}
+
+export class SimRouter {
+  readonly policy: PlacementOptions;
+  readonly overlay: Overlay;
+  private readonly coord: boolean;
+  private readonly ring: HashRing;
+  private readonly hosts: FlatCoords;
+  private readonly crawlerPts: FlatCoords;
+  /** Crawlers each crawler knows: known[c·K .. c·K + K). */
+  private readonly known: Int32Array;
+  private readonly K: number;
+  // scratch
+  private readonly found: Int32Array;
+  private readonly foundRtt: Float64Array;
+  private readonly set = new CandidateSet<number>();
+  private readonly order: Int32Array;
+  /** One candidate set and order per forwarding depth (a forward recurses). */
+  private readonly fsets: CandidateSet<number>[];
+  private readonly forders: Int32Array[];
+  private readonly refusedBy: Int32Array;
+  private walk = 0;
+  private candidateSum = 0;
+  private readonly kNearestRtt: Float64Array;
+  /** What the search may leave out: crawlers beyond the spill bound and the maxAttempts nearest. */
+  private readonly keep: { spill: number; k: number };
+
+  private readonly first = new Int32Array(1);
+  // the online crawlers, densely (for the stretch scan)
+  private readonly onlineList: Int32Array;
+  private readonly onlinePos: Int32Array;
+  private onlineN = 0;
+  private readonly sampleEvery: number;
+  // counters
+  private routed = 0;
+  private noCrawler = 0;
+  private refused = 0;
+  private attempts = 0;
+  private sends = 0;
+  private placed = 0;
+  private forwarded = 0;
+  private hopSum = 0;
+  private readonly stretch = new Samples();
+  private readonly oracle = new Samples();
+  private readonly hash = new Samples();
+  private readonly overOracle = new Samples();
+  private readonly rttSums = { chosen: 0, oracle: 0, best: 0, hash: 0 };
+
+  constructor(
+    private readonly world: World,
+    private readonly routing: Routing,
+    private readonly crawlers: CrawlerView,
+    seedRing: number,
+    opts: SimRouterOptions,
+  ) {
+    this.policy = placementOptions(opts.placement);
+    const C = world.config.crawlers;
+    this.hosts = hostCoords(world);
+    this.crawlerPts = crawlerCoords(world);
+    this.coord = routing === 'coord';
+    this.overlay = new Overlay(this.hosts, this.crawlerPts, opts.overlay);
+    this.ring = new HashRing(C, world.config.hosts, seedRing);
+    const near = Math.min(opts.knownPeers, Math.max(0, C - 1));
+    const random = Math.min(opts.knownRandom, Math.max(0, C - 1 - near));
+    this.K = near + random;
+    this.known = knownPeers(this.crawlerPts, near, random, createRng(opts.peerSeed));
+    this.found = new Int32Array(this.overlay.maxFound);
+    this.foundRtt = new Float64Array(this.overlay.maxFound);
+    this.order = new Int32Array(this.policy.maxAttempts);
+    this.kNearestRtt = new Float64Array(this.policy.maxAttempts);
+    this.keep = { spill: this.policy.spill, k: this.policy.maxAttempts };
+
+    this.fsets = Array.from({ length: this.policy.maxHops + 1 }, () => new CandidateSet<number>());
+    this.forders = Array.from({ length: this.policy.maxHops + 1 }, () => new Int32Array(this.policy.forwardFanout));
+    this.refusedBy = new Int32Array(C);
+    this.onlineList = new Int32Array(C);
+    this.onlinePos = new Int32Array(C).fill(-1);
+    this.sampleEvery = Math.max(1, Math.floor(opts.expectedRoutes / Math.max(1, opts.stretchSamples)));
+  }
+
+  join(c: number, t: number): void {
+    this.ring.add(c);
+    this.overlay.join(c, t);
+    if (this.onlinePos[c]! < 0) {
+      this.onlinePos[c] = this.onlineN;
+      this.onlineList[this.onlineN++] = c;
+    }
+  }
+
+  leave(c: number, t: number): void {
+    this.ring.remove(c);
+    this.overlay.leave(c, t);
+    const p = this.onlinePos[c]!;
+    if (p >= 0) {
+      const last = this.onlineList[--this.onlineN]!;
+      this.onlineList[p] = last;
+      this.onlinePos[last] = p;
+      this.onlinePos[c] = -1;
+    }
+  }
+
+  close(t: number): void {
+    this.overlay.close(t);
+  }
+
+  /** Adds crawler c to `set` with its current load, `rtt` from the anchor. */
+  private addCandidate(set: CandidateSet<number>, c: number, rtt: number, t: number): void {
+    const cr = this.crawlers;
+    if (cr.qLen[c] === cr.queue) cr.purge(c, t);
+    const running = cr.running[c]!;
+    const queued = cr.qLen[c]!;
+    set.add(c, rtt, running, queued, cr.threads - running + (cr.queue - queued));
+  }
+
+  /** Ranks the candidates the full search finds into `order`; returns how many. */
+  private searchCandidates(h: number, t: number): number {
+    const set = this.set;
+    set.clear();
+    const found = this.found;
+    const rtt = this.foundRtt;
+    const n = this.overlay.search(h, t, found, rtt, this.keep);
+    this.candidateSum += n;
+    // Only two kinds of candidate can be among the first k of the ranking:
+    // those within the spill bound, and the k nearest (every other one ranks
+    // after them). Reading the load of just these changes no decision.
+    const k = this.policy.maxAttempts;
+    let nearest = Infinity;
+    for (let i = 0; i < n; i++) if (rtt[i]! < nearest) nearest = rtt[i]!;
+    const keep = Math.max(this.policy.spill * nearest, kthSmallest(rtt, n, k, this.kNearestRtt));
+    const cr = this.crawlers;
+    const running = cr.running;
+    const qLen = cr.qLen;
+    const threads = cr.threads;
+    const queue = cr.queue;
+    for (let i = 0; i < n; i++) {
+      if (rtt[i]! > keep) continue;
+      const c = found[i]!;
+      if (qLen[c] === queue) cr.purge(c, t);
+      set.add(c, rtt[i]!, running[c]!, qLen[c]!, threads - running[c]! + (queue - qLen[c]!));
+    }
+    return rankInto(set, this.policy, this.order, k);
+  }
+
+  /** The crawlers a task for host h is sent to at t, in order (the manager's
+   * choice before any forwarding). */
+  choose(h: number, t: number): number[] {
+    if (!this.coord) return Array.from(this.order.subarray(0, this.ring.nearest(h, this.policy.maxAttempts, this.order)));
+    const m = this.searchCandidates(h, t);
+    return Array.from(this.order.subarray(0, m), (i) => this.set.ids[i]!);
+  }
+
+  /** Routes task s (for host h) at time t; returns the crawler that took it, or −1. */
+  route(s: number, h: number, t: number): number {
+    this.routed++;
+    this.walk = (this.walk + 1) | 0;
+    let m: number;
+    if (this.coord) {
+      m = this.searchCandidates(h, t);
+    } else {
+      // Hash routing: the ring order, as the live Router tries XOR-closest crawlers.
+      this.overlay.hashLookup(h, t);
+      m = this.ring.nearest(h, this.policy.maxAttempts, this.order);
+    }
+    if (m === 0) {
+      this.noCrawler++;
+      return -1;
+    }
+    let by = -1;
+    for (let i = 0; i < m && by < 0; i++) {
+      const c = this.coord ? this.set.ids[this.order[i]!]! : this.order[i]!;
+      this.attempts++;
+      by = this.deliver(s, h, c, -1, 0, t);
+    }
+    if (by < 0) this.refused++;
+    else if (this.routed % this.sampleEvery === 0) this.sample(h, by);
+    return by;
+  }
+
+  /** Task s arrives at crawler c from `from` after `hops` forwards: c takes it,
+   * or forwards it by the policy; returns the crawler that took it, or −1. */
+  private deliver(s: number, h: number, c: number, from: number, hops: number, t: number): number {
+    this.sends++;
+    if (this.crawlers.accept(s, c, t)) {
+      this.placed++;
+      if (hops > 0) {
+        this.forwarded++;
+        this.hopSum += hops;
+      }
+      return c;
+    }
+    // A crawler that already refused this task refuses it again (its queue is
+    // still full): the live one would walk the same neighbours again.
+    if (!mayForward(hops, this.policy) || this.refusedBy[c] === this.walk) return -1;
+    this.refusedBy[c] = this.walk;
+    const set = this.fsets[hops]!;
+    set.clear();
+    // Measured from the host (the order carries its coordinate) or from c itself.
+    const fromHost = this.coord && this.policy.forwardAnchor === 'host';
+    const a = fromHost ? this.hosts : this.crawlerPts;
+    const ai = fromHost ? h : c;
+    const d = a.dims;
+    const cv = this.crawlerPts.vec;
+    const ch = this.crawlerPts.height;
+    const cr = this.crawlers;
+    const base = c * this.K;
+    for (let j = 0; j < this.K; j++) {
+      const p = this.known[base + j]!;
+      if (p < 0 || p === from || !cr.online[p]) continue;
+      // Only crawlers with room are forwarded to: skip the full ones unmeasured.
+      if (cr.running[p] === cr.threads && cr.qLen[p] === cr.queue) {
+        cr.purge(p, t);
+        if (cr.qLen[p] === cr.queue) continue;
+      }
+      this.addCandidate(set, p, predictRttAt(a.vec, ai * d, a.height[ai]!, cv, p * d, ch[p]!, d), t);
+    }
+    const order = this.forders[hops]!;
+    const k = rankInto(set, this.policy, order, this.policy.forwardFanout, true);
+    for (let j = 0; j < k; j++) {
+      const by = this.deliver(s, h, set.ids[order[j]!]!, c, hops + 1, t);
+      if (by >= 0) return by;
+    }
+    return -1;
+  }
+
+  /** Stretch of the crawler that took a task for host h, beside the oracle's and hash routing's. */
+  private sample(h: number, by: number): void {
+    let best = Infinity;
+    let oracle = -1;
+    let oracleRtt = Infinity;
+    for (let i = 0; i < this.onlineN; i++) {
+      const c = this.onlineList[i]!;
+      const r = hostCrawlerRtt(this.world, h, c);
+      if (r < best) best = r;
+      const p = predictedHostCrawler(this.world, h, c);
+      if (p < oracleRtt || (p === oracleRtt && c < oracle)) {
+        oracleRtt = p;
+        oracle = c;
+      }
+    }
+    if (!(best > 0) || oracle < 0 || this.ring.nearest(h, 1, this.first) !== 1) return;
+    const chosen = hostCrawlerRtt(this.world, h, by);
+    const ora = hostCrawlerRtt(this.world, h, oracle);
+    const hash = hostCrawlerRtt(this.world, h, this.first[0]!);
+    this.stretch.push(chosen / best);
+    this.oracle.push(ora / best);
+    this.hash.push(hash / best);
+    this.overOracle.push(chosen / ora);
+    const r = this.rttSums;
+    r.chosen += chosen;
+    r.oracle += ora;
+    r.best += best;
+    r.hash += hash;
+  }
+
+  stats(): RoutingStats {
+    const s = this.stretch.sorted();
+    const o = this.oracle.sorted();
+    const hs = this.hash.sorted();
+    const oo = this.overOracle.sorted();
+    const sm = (x: number) => (s.length > 0 ? x / s.length : 0);
+    const q = (a: Float64Array, p: number) => (a.length > 0 ? quantileSorted(a, p) : 0);
+    const ov = this.overlay;
+    const lookups = ov.lookups;
+    const provides = ov.provides;
+    const ops = lookups + provides;
+    const msgs = ov.lookupMessages + ov.provideMessages;
+    const hours = ov.onlineMinutes / 60;
+    const per = (x: number) => (this.routed > 0 ? x / this.routed : 0);
+    const perHour = (x: number) => (hours > 0 ? x / hours : 0);
+    const p = this.policy;
+    return {
+      policy:
+        this.routing === 'coord'
+          ? `coord: placement loadWeight ${p.loadWeight}, ${p.maxAttempts} attempts, forward ≤ ${p.maxHops} hops × ${p.forwardFanout} (${p.forwardAnchor} anchor)`
+          : `hash: ring order, ${p.maxAttempts} attempts, forward ≤ ${p.maxHops} hops × ${p.forwardFanout}`,
+      stretchMedian: q(s, 0.5),
+      stretchP90: q(s, 0.9),
+      oracleStretchMedian: q(o, 0.5),
+      oracleStretchP90: q(o, 0.9),
+      hashStretchMedian: q(hs, 0.5),
+      hashStretchP90: q(hs, 0.9),
+      stretchSamples: s.length,
+      overOracleMedian: q(oo, 0.5),
+      overOracleP90: q(oo, 0.9),
+      sampledRttMs: { chosen: sm(this.rttSums.chosen), oracle: sm(this.rttSums.oracle), best: sm(this.rttSums.best), hash: sm(this.rttSums.hash) },
+      routed: this.routed,
+      noCrawler: this.noCrawler,
+      refused: this.refused,
+      attemptsPerTask: per(this.attempts),
+      forwardHopsMean: this.placed > 0 ? this.hopSum / this.placed : 0,
+      forwardHopsPerForwarded: this.forwarded > 0 ? this.hopSum / this.forwarded : 0,
+      sendsPerTask: per(this.sends),
+      lookups,
+      cacheHits: ov.cacheHits,
+      provides,
+      dhtOpsPerTask: per(ops),
+      dhtMessagesPerTask: per(msgs),
+      dhtOpsPerCrawlerHour: perHour(ops),
+      dhtMessagesPerCrawlerHour: perHour(msgs),
+      lookupsPerTask: per(lookups),
+      providesPerCrawlerHour: perHour(provides),
+      staleRecords: ov.staleRecords,
+      candidatesPerTask: this.coord ? per(this.candidateSum) : 0,
+    };
+  }
+
+  /** Forwarded tasks and their hops (the engine's `forwards` and `meanForwardHops`). */
+  get forwards(): { count: number; hops: number } {
+    return { count: this.forwarded, hops: this.hopSum };
+  }
+}
