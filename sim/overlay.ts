@@ -337,25 +337,21 @@ export class Overlay {
     return this.recordUntil[c]! > t;
   }
 
-  private lookup(cell: number, t: number): void {
-    if (t - this.cellLast[cell]! < this.cacheMinutes) {
+  /** A DHT lookup of key i among those whose last lookups `last` remembers:
+   * answered from the Router's cache within its TTL, else paid. */
+  private lookup(last: Float64Array, i: number, t: number): void {
+    if (t - last[i]! < this.cacheMinutes) {
       this.cacheHits++;
       return;
     }
-    this.cellLast[cell] = t;
+    last[i] = t;
     this.lookups++;
     this.lookupMessages += kadLookupMessages(this.onlineCount, this.o.kadAlpha);
   }
 
   /** The hash-routing lookup for host h (kad getClosestPeers on the host's key). */
   hashLookup(h: number, t: number): void {
-    if (t - this.hostLast[h]! < this.cacheMinutes) {
-      this.cacheHits++;
-      return;
-    }
-    this.hostLast[h] = t;
-    this.lookups++;
-    this.lookupMessages += kadLookupMessages(this.onlineCount, this.o.kadAlpha);
+    this.lookup(this.hostLast, h, t);
   }
 
   /** Brings the window of `cell` up to date at t. */
@@ -494,7 +490,7 @@ export class Overlay {
     const paid = (this.o.eagerLevels ? L : Math.min(L, li + 1)) * B;
     for (let k = 0; k < paid; k++) {
       const cell = this.blocks[base + k]!;
-      if (cell >= 0) this.lookup(cell, t);
+      if (cell >= 0) this.lookup(this.cellLast, cell, t);
     }
     return n;
   }

@@ -16,12 +16,12 @@
 // crawler with the least predicted RTT: perfect routing on the coordinates)
 // and hash routing's first choice.
 import { predictRttAt, quantileSorted } from '../src/coords/index.js';
-import { CandidateSet, mayForward, placementOptions, rankInto, type PlacementOptions } from '../src/dht/placement.js';
+import { CandidateSet, candidateScore, forwardInto, mayForward, placementOptions, rankInto, type PlacementOptions } from '../src/dht/placement.js';
 import { Overlay, type OverlayOptions } from './overlay.js';
 import { createRng } from '../src/rng.js';
-import { HashRing, knownPeers, kthSmallest } from './spatial.js';
+import { HashRing, keepLeast, knownPeers, kthSmallest } from './spatial.js';
 import type { FlatCoords, World } from './world.js';
-import { crawlerCoords, hostCoords, hostCrawlerRtt, predictedHostCrawler } from './world.js';
+import { crawlerCoords, hostCoords, hostCrawlerRtt, hostCrawlerRttFrom, predictedHostCrawler } from './world.js';
 
 export type Routing = 'coord' | 'hash';
 
@@ -136,6 +136,10 @@ export class SimRouter {
   private walk = 0;
   private candidateSum = 0;
   private readonly kNearestRtt: Float64Array;
+  private readonly topScores: Float64Array;
+  /** Scratch for a forwarding decision: the known peers considered and their RTTs. */
+  private readonly knownIds: Int32Array;
+  private readonly knownRtt: Float64Array;
   /** What the search may leave out: crawlers beyond the spill bound and the maxAttempts nearest. */
   private readonly keep: { spill: number; k: number };
 
@@ -181,7 +185,10 @@ export class SimRouter {
     this.found = new Int32Array(this.overlay.maxFound);
     this.foundRtt = new Float64Array(this.overlay.maxFound);
     this.order = new Int32Array(this.policy.maxAttempts);
-    this.kNearestRtt = new Float64Array(this.policy.maxAttempts);
+    this.kNearestRtt = new Float64Array(Math.max(this.policy.maxAttempts, this.policy.forwardFanout));
+    this.topScores = new Float64Array(Math.max(this.policy.maxAttempts, this.policy.forwardFanout));
+    this.knownIds = new Int32Array(this.K);
+    this.knownRtt = new Float64Array(this.K);
     this.keep = { spill: this.policy.spill, k: this.policy.maxAttempts };
 
     this.fsets = Array.from({ length: this.policy.maxHops + 1 }, () => new CandidateSet<number>());
@@ -217,13 +224,39 @@ export class SimRouter {
     this.overlay.close(t);
   }
 
-  /** Adds crawler c to `set` with its current load, `rtt` from the anchor. */
-  private addCandidate(set: CandidateSet<number>, c: number, rtt: number, t: number): void {
+  /**
+   * Adds to `set`, with their loads, those of the crawlers ids[0 .. n) (RTTs
+   * in rtt) that can be among the first k of the placement order: one of the
+   * k nearest (the order after the crawlers with room within the spill
+   * bound), or one with room within that bound that scores better than the
+   * k-th best such so far (a score is never below the RTT). With roomOnly
+   * (forwarding) only crawlers with room, by score. Reading
+   * the loads of just these changes no decision.
+   */
+  private addRelevant(set: CandidateSet<number>, ids: Int32Array, rtt: Float64Array, n: number, k: number, roomOnly: boolean, t: number): void {
+    let nearest = Infinity;
+    for (let i = 0; i < n; i++) if (rtt[i]! < nearest) nearest = rtt[i]!;
+    const kthNearest = roomOnly ? -Infinity : kthSmallest(rtt, n, k, this.kNearestRtt);
+    const spill = roomOnly ? Infinity : this.policy.spill * nearest;
+    const top = this.topScores;
+    let tops = 0;
     const cr = this.crawlers;
-    if (cr.qLen[c] === cr.queue) cr.purge(c, t);
-    const running = cr.running[c]!;
-    const queued = cr.qLen[c]!;
-    set.add(c, rtt, running, queued, cr.threads - running + (cr.queue - queued));
+    const running = cr.running;
+    const qLen = cr.qLen;
+    const threads = cr.threads;
+    const queue = cr.queue;
+    for (let i = 0; i < n; i++) {
+      const r = rtt[i]!;
+      if (r > kthNearest && (r > spill || (tops === k && r >= top[k - 1]!))) continue;
+      const c = ids[i]!;
+      if (qLen[c] === queue) cr.purge(c, t);
+      if (roomOnly && running[c] === threads && qLen[c] === queue) continue;
+      set.add(c, r, running[c]!, qLen[c]!, threads - running[c]! + (queue - qLen[c]!));
+      const j = set.n - 1;
+      if (r > spill || !set.room[j]) continue;
+      // The k best scores of the crawlers with room within the spill bound, ascending.
+      tops = keepLeast(top, tops, k, candidateScore(set, j, this.policy));
+    }
   }
 
   /** Ranks the candidates the full search finds into `order`; returns how many. */
@@ -234,25 +267,8 @@ export class SimRouter {
     const rtt = this.foundRtt;
     const n = this.overlay.search(h, t, found, rtt, this.keep);
     this.candidateSum += n;
-    // Only two kinds of candidate can be among the first k of the ranking:
-    // those within the spill bound, and the k nearest (every other one ranks
-    // after them). Reading the load of just these changes no decision.
-    const k = this.policy.maxAttempts;
-    let nearest = Infinity;
-    for (let i = 0; i < n; i++) if (rtt[i]! < nearest) nearest = rtt[i]!;
-    const keep = Math.max(this.policy.spill * nearest, kthSmallest(rtt, n, k, this.kNearestRtt));
-    const cr = this.crawlers;
-    const running = cr.running;
-    const qLen = cr.qLen;
-    const threads = cr.threads;
-    const queue = cr.queue;
-    for (let i = 0; i < n; i++) {
-      if (rtt[i]! > keep) continue;
-      const c = found[i]!;
-      if (qLen[c] === queue) cr.purge(c, t);
-      set.add(c, rtt[i]!, running[c]!, qLen[c]!, threads - running[c]! + (queue - qLen[c]!));
-    }
-    return rankInto(set, this.policy, this.order, k);
+    this.addRelevant(set, found, rtt, n, this.policy.maxAttempts, false, t);
+    return rankInto(set, this.policy, this.order, this.policy.maxAttempts);
   }
 
   /** The crawlers a task for host h is sent to at t, in order (the manager's
@@ -315,20 +331,20 @@ export class SimRouter {
     const d = a.dims;
     const cv = this.crawlerPts.vec;
     const ch = this.crawlerPts.height;
-    const cr = this.crawlers;
+    const online = this.crawlers.online;
+    const ids = this.knownIds;
+    const rtt = this.knownRtt;
     const base = c * this.K;
+    let n = 0;
     for (let j = 0; j < this.K; j++) {
       const p = this.known[base + j]!;
-      if (p < 0 || p === from || !cr.online[p]) continue;
-      // Only crawlers with room are forwarded to: skip the full ones unmeasured.
-      if (cr.running[p] === cr.threads && cr.qLen[p] === cr.queue) {
-        cr.purge(p, t);
-        if (cr.qLen[p] === cr.queue) continue;
-      }
-      this.addCandidate(set, p, predictRttAt(a.vec, ai * d, a.height[ai]!, cv, p * d, ch[p]!, d), t);
+      if (p < 0 || p === from || !online[p]) continue;
+      ids[n] = p;
+      rtt[n++] = predictRttAt(a.vec, ai * d, a.height[ai]!, cv, p * d, ch[p]!, d);
     }
+    this.addRelevant(set, ids, rtt, n, this.policy.forwardFanout, true, t);
     const order = this.forders[hops]!;
-    const k = rankInto(set, this.policy, order, this.policy.forwardFanout, true);
+    const k = forwardInto(set, this.policy, order, hops);
     for (let j = 0; j < k; j++) {
       const by = this.deliver(s, h, set.ids[order[j]!]!, c, hops + 1, t);
       if (by >= 0) return by;
@@ -343,9 +359,9 @@ export class SimRouter {
     let oracleRtt = Infinity;
     for (let i = 0; i < this.onlineN; i++) {
       const c = this.onlineList[i]!;
-      const r = hostCrawlerRtt(this.world, h, c);
-      if (r < best) best = r;
       const p = predictedHostCrawler(this.world, h, c);
+      const r = hostCrawlerRttFrom(this.world, h, c, p);
+      if (r < best) best = r;
       if (p < oracleRtt || (p === oracleRtt && c < oracle)) {
         oracleRtt = p;
         oracle = c;

@@ -94,20 +94,24 @@ export function knownPeers(points: FlatCoords, near: number, random: number, rng
   return out;
 }
 
+/** Offers x to top, the m least values so far in ascending order (at most k);
+ * returns the new count. */
+export function keepLeast(top: Float64Array, m: number, k: number, x: number): number {
+  if (m === k && x >= top[k - 1]!) return m;
+  let p = m < k ? m++ : k - 1;
+  while (p > 0 && top[p - 1]! > x) {
+    top[p] = top[p - 1]!;
+    p--;
+  }
+  top[p] = x;
+  return m;
+}
+
 /** The k-th least of a[0 .. n), Infinity if n < k (`scratch` holds at least k). */
 export function kthSmallest(a: Float64Array, n: number, k: number, scratch: Float64Array): number {
   if (n < k || k < 1) return n < k ? Infinity : -Infinity;
   let m = 0;
-  for (let i = 0; i < n; i++) {
-    const x = a[i]!;
-    if (m === k && x >= scratch[k - 1]!) continue;
-    let p = m < k ? m++ : k - 1;
-    while (p > 0 && scratch[p - 1]! > x) {
-      scratch[p] = scratch[p - 1]!;
-      p--;
-    }
-    scratch[p] = x;
-  }
+  for (let i = 0; i < n; i++) m = keepLeast(scratch, m, k, a[i]!);
   return scratch[k - 1]!;
 }
 

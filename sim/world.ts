@@ -302,7 +302,11 @@ export function coordOf(p: FlatCoords, i: number): Coordinate {
  * Where the pair was not measured (NaN), the predicted RTT pred(h, c) is used.
  */
 export function hostCrawlerRtt(w: World, h: number, c: number): number {
-  const pred = predictedHostCrawler(w, h, c);
+  return hostCrawlerRttFrom(w, h, c, predictedHostCrawler(w, h, c));
+}
+
+/** hostCrawlerRtt given the predicted RTT `pred` of the pair. */
+export function hostCrawlerRttFrom(w: World, h: number, c: number, pred: number): number {
   const k = w.originScale[(h % w.hostOrigins.length) * w.crawlerOrigins.length + (c % w.crawlerOrigins.length)]!;
   if (k > 0) return k * pred;
   const measured = w.latency.rtt[w.hostOrigin[h]! * w.latency.n + w.crawlerOrigin[c]!]!;

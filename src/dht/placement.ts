@@ -226,6 +226,17 @@ export function mayForward(hops: number, opts: PlacementOptions): boolean {
   return hops < opts.maxHops;
 }
 
+/**
+ * Where a full crawler that received a task after `hops` forwards sends it:
+ * the indices of up to forwardFanout candidates of `set` (the crawlers it
+ * knows, measured from the anchor) that have room, best by score, into `out`;
+ * returns how many, or −1 when the hop limit forbids forwarding.
+ */
+export function forwardInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], hops: number): number {
+  if (!mayForward(hops, opts)) return -1;
+  return rankInto(set, opts, out, opts.forwardFanout, true);
+}
+
 // ---- the object-level API the live services call
 
 /** A crawler the caller knows of. */
@@ -290,7 +301,7 @@ export function forward<K>(ctx: ForwardContext, cands: readonly Candidate<K>[], 
   const set = new CandidateSet<K>();
   fill(set, anchor, cands);
   const out: number[] = [];
-  const m = rankInto(set, opts, out, opts.forwardFanout, true);
-  if (m === 0) return { kind: 'refuse', reason: 'no-target' };
+  const m = forwardInto(set, opts, out, ctx.hops);
+  if (m <= 0) return { kind: 'refuse', reason: 'no-target' };
   return { kind: 'forward', hops: ctx.hops + 1, targets: out.slice(0, m).map((i) => set.ids[i]!) };
 }
