@@ -1,6 +1,9 @@
 // Benchmark of the simulator at full paper scale (not a test): one strategy on
 // ruc (16000 channels, 2800 crawlers, 90000 steps), then rec with all three.
-// Prints JSON lines with wall time, events/s and peak RSS.
+// Prints JSON lines with wall time, CPU time, events/s and peak RSS.
+//   --quick      10000 steps instead of 90000
+//   --scale k    hosts and crawlers × k (10: the 10× world; expect minutes per case)
+//   --only ruc-iir|ruc-fixed|ruc-icr|rec-all   run one case
 import { runScenario } from '../sim/run.js';
 
 function peakRssMb(): number {
@@ -12,17 +15,26 @@ function cpuSeconds(since: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1e6;
 }
 
-const args = process.argv.slice(2);
-const steps = args.includes('--quick') ? 10_000 : 90_000;
-const cases: { scenario: 'rec' | 'ruc'; strategies: ('fixed' | 'iir' | 'icr')[] }[] = [
-  { scenario: 'ruc', strategies: ['fixed'] },
-  { scenario: 'ruc', strategies: ['iir'] },
-  { scenario: 'ruc', strategies: ['icr'] },
-  { scenario: 'rec', strategies: ['fixed', 'iir', 'icr'] },
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const steps = process.argv.includes('--quick') ? 10_000 : 90_000;
+const scale = Number(flag('--scale') ?? 1);
+if (!Number.isInteger(scale) || scale < 1) throw new Error(`--scale must be an integer >= 1, got ${flag('--scale')}`);
+const only = flag('--only');
+const cases: { name: string; scenario: 'rec' | 'ruc'; strategies: ('fixed' | 'iir' | 'icr')[] }[] = [
+  { name: 'ruc-fixed', scenario: 'ruc', strategies: ['fixed'] },
+  { name: 'ruc-iir', scenario: 'ruc', strategies: ['iir'] },
+  { name: 'ruc-icr', scenario: 'ruc', strategies: ['icr'] },
+  { name: 'rec-all', scenario: 'rec', strategies: ['fixed', 'iir', 'icr'] },
 ];
+if (only !== undefined && !cases.some((c) => c.name === only)) throw new Error(`--only must be one of ${cases.map((c) => c.name).join(', ')}`);
 for (const c of cases) {
+  if (only !== undefined && c.name !== only) continue;
   const cpu0 = process.cpuUsage();
-  const r = runScenario({ scenario: c.scenario, strategies: c.strategies, routing: 'coord', seed: 1, steps });
+  const r = runScenario({ scenario: c.scenario, strategies: c.strategies, routing: 'coord', seed: 1, steps, scale });
   const per: Record<string, { wallSeconds: number; events: number; eventsPerSec: number }> = {};
   for (const [name, s] of Object.entries(r.strategies)) {
     per[name] = { wallSeconds: +s.wallSeconds.toFixed(2), events: s.events, eventsPerSec: Math.round(s.events / s.wallSeconds) };
@@ -31,10 +43,11 @@ for (const c of cases) {
     JSON.stringify({
       scenario: c.scenario,
       strategies: c.strategies.join('+'),
+      scale,
       steps,
       wallSeconds: +r.wallSeconds.toFixed(2),
       // CPU time of this process: on a shared machine wall time includes waiting for a core.
-      cpuSeconds: +(cpuSeconds(cpu0)).toFixed(2),
+      cpuSeconds: +cpuSeconds(cpu0).toFixed(2),
       worldBuildSeconds: +r.world.buildSeconds.toFixed(2),
       events: r.events,
       eventsPerSec: Math.round(r.eventsPerSec),
