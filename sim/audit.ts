@@ -1,7 +1,8 @@
 // `sim audit-paper`: what the paper's published Tables 1–4 imply about each other.
 //
 // Pure arithmetic on the transcribed figures of sim/paper-tables.ts — no simulation.
-// Formula (5) is evaluated here from first principles, rank by rank, because this is a
+// Formula (5) is evaluated here from first principles, rank by rank (the weights are
+// src/recrawl/quality.ts's groupWeights, checked against §4.1), because this is a
 // check on the paper's numbers, not on the simulator's implementation of (5).
 //
 // The two facts everything rests on:
@@ -14,6 +15,7 @@
 //     same sum over the published task counts is the best score a strategy could reach
 //     (every task succeeding).
 import type { PaperQualityTable, PaperScenario, PaperStrategy, PaperTaskTable } from './paper-tables.js';
+import { groupWeights } from '../src/recrawl/quality.js';
 import { PAPER_SETUP, PAPER_STRATEGIES, PAPER_TEXT, TABLE_1, TABLE_2, TABLE_3, TABLE_4 } from './paper-tables.js';
 
 /** Allowance before a published figure above its bound counts as infeasible: task counts
@@ -36,7 +38,10 @@ export function verdictOf(published: number, bound: number, margin = MARGIN): Ve
 const taskTable = (s: PaperScenario): PaperTaskTable => (s === 'rec' ? TABLE_1 : TABLE_3);
 const qualityTable = (s: PaperScenario): PaperQualityTable => (s === 'rec' ? TABLE_2 : TABLE_4);
 const theta = (rank: number): number => PAPER_SETUP.changeInterval[rank]!;
-const weight = (rank: number): number => PAPER_SETUP.weight[rank]!;
+/** Formula (5)'s weight of paper rank r (4 = the 60-minute group): src/recrawl/quality.ts's
+ * groupWeights, our group g = K − 1 − r. The transcription check below holds it to §4.1's words. */
+const RANKS = TABLE_1.rows.length;
+const weight = (rank: number): number => groupWeights(RANKS)[RANKS - 1 - rank]!;
 
 // ---------------------------------------------------------------- transcription
 
@@ -96,6 +101,20 @@ export function transcriptionChecks(): TranscriptionCheck[] {
       publishedText: `§4 θ = ${want.join(', ')}`,
       tolerance: 0,
       ok: ivs.every((v, i) => v === want[i]),
+    });
+  }
+  {
+    const ranks = TABLE_1.rows.map((r) => r.rank);
+    const ours = ranks.map(weight);
+    const paper = ranks.map((r) => PAPER_SETUP.weight[r]!);
+    out.push({
+      what: 'Formula (5) weights of ranks 4..0 (src/recrawl/quality.ts groupWeights) are §4.1\'s',
+      arithmetic: `${ours.join(' / ')} vs ${paper.join(' / ')}`,
+      computed: ours.reduce((a, b) => a + b, 0),
+      published: paper.reduce((a, b) => a + b, 0),
+      publishedText: `§4.1 ${paper.join(', ')}`,
+      tolerance: 0,
+      ok: ours.every((w, i) => w === paper[i]),
     });
   }
   for (const s of ['iir', 'icr'] as const) {

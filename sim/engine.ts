@@ -13,6 +13,7 @@ import {
 } from '../src/recrawl/index.js';
 import type { Rng } from '../src/rng.js';
 import { createRng, deriveSeed, exponential, normal } from '../src/rng.js';
+import { UpdateQualitySum } from '../src/recrawl/quality.js';
 import { EventQueue } from './heap.js';
 import type { Routing, RoutingStats } from './routing.js';
 import { SimRouter } from './routing.js';
@@ -53,7 +54,8 @@ export interface StrategyResult {
   finalIntervalByRank: number[];
   updateQualityWeighted: number;
   updateQuality: number;
-  updateQualityByRank: number[];
+  /** Formula (5) per group (null for a group with no channels). */
+  updateQualityByRank: (number | null)[];
   successRate: number;
   outcomes: { completed: number; failed: number; cancelled: number; lost: number; pendingAtEnd: number };
   migrations: number;
@@ -88,11 +90,6 @@ const EV_SAMPLE = 4;
 const ST_FREE = 0;
 const ST_QUEUED = 1;
 const ST_RUNNING = 2;
-
-/** Group weights of formula (5): 2^(K-1-g), so group 0 (paper rank 4) weighs 16. */
-export function rankWeights(k: number): number[] {
-  return Array.from({ length: k }, (_, g) => 2 ** (k - 1 - g));
-}
 
 export function simulate(world: World, opts: RunOptions): StrategyResult {
   const wall0 = performance.now();
@@ -490,26 +487,21 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
 
   const groupSizes = new Array<number>(K).fill(0);
   for (let h = 0; h < H; h++) groupSizes[world.group[h]!]! += 1;
-  const weights = rankWeights(K);
-  let uqW = 0;
-  let uq = 0;
-  const uqBy = new Array<number>(K).fill(0);
+  // Formula (5), src/recrawl/quality.ts: every channel counts, one never updated with rate 0.
+  const quality = new UpdateQualitySum(K);
   const freshBy = new Array<number>(K).fill(0);
   const ageBy = new Array<number>(K).fill(0);
   let freshAll = 0;
   for (let h = 0; h < H; h++) {
     const g = world.group[h]!;
-    const ratio = (successes[h]! / T) * world.changeInterval[h]!;
-    uq += ratio;
-    uqW += weights[g]! * ratio;
-    uqBy[g]! += ratio;
+    quality.add(g, successes[h]! / T, world.changeInterval[h]!);
     freshBy[g]! += freshTime[h]! / T;
     ageBy[g]! += ageIntegral[h]! / T;
     freshAll += freshTime[h]! / T;
   }
+  const uq = quality.result();
   for (let g = 0; g < K; g++) {
     const n = groupSizes[g]! || 1;
-    uqBy[g] = uqBy[g]! / n;
     freshBy[g] = freshBy[g]! / n;
     ageBy[g] = ageBy[g]! / n;
   }
@@ -541,9 +533,9 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     completedByRank: Array.from(completedBy),
     intervalByRank: Array.from(intervalIntegral, (v) => v / T),
     finalIntervalByRank: Array.from({ length: K }, (_, g) => effectiveInterval(g)),
-    updateQualityWeighted: uqW / H,
-    updateQuality: uq / H,
-    updateQualityByRank: uqBy,
+    updateQualityWeighted: uq.weighted ?? 0,
+    updateQuality: uq.unweighted ?? 0,
+    updateQualityByRank: uq.groups.map((q) => q.quality),
     successRate: tasksTotal > 0 ? completed / tasksTotal : 0,
     outcomes: { completed, failed, cancelled, lost, pendingAtEnd },
     migrations,
