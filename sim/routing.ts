@@ -231,7 +231,10 @@ export class SimRouter {
    * bound), or one with room within that bound that scores better than the
    * k-th best such so far (a score is never below the RTT). With roomOnly
    * (forwarding) only crawlers with room, by score. Reading
-   * the loads of just these changes no decision.
+   * the loads of just these changes no ranking. (The others' expired queued
+   * tasks are then purged later, when the crawler is next touched, which can
+   * shift later decisions a little: quick rec ICR 80 283 tasks, 81 071 when
+   * every candidate was purged.)
    */
   private addRelevant(set: CandidateSet<number>, ids: Int32Array, rtt: Float64Array, n: number, k: number, roomOnly: boolean, t: number): void {
     let nearest = Infinity;
