@@ -325,6 +325,23 @@ export class SimRouter {
     // still full): the live one would walk the same neighbours again.
     if (!mayForward(hops, this.policy) || this.refusedBy[c] === this.walk) return -1;
     this.refusedBy[c] = this.walk;
+    const k = this.forwardTargets(h, c, from, hops, t);
+    const set = this.fsets[hops]!;
+    const order = this.forders[hops]!;
+    for (let j = 0; j < k; j++) {
+      const by = this.deliver(s, h, set.ids[order[j]!]!, c, hops + 1, t);
+      if (by >= 0) return by;
+    }
+    return -1;
+  }
+
+  /**
+   * The placement policy's forwarding decision of full crawler c for a task
+   * of host h that reached it from `from` after `hops` forwards: the crawlers
+   * it knows (online, not `from`) ranked into forders[hops] over
+   * fsets[hops]; returns how many targets (≤ 0: refuse).
+   */
+  private forwardTargets(h: number, c: number, from: number, hops: number, t: number): number {
     const set = this.fsets[hops]!;
     set.clear();
     // Measured from the host (the order carries its coordinate) or from c itself.
@@ -346,13 +363,16 @@ export class SimRouter {
       rtt[n++] = predictRttAt(a.vec, ai * d, a.height[ai]!, cv, p * d, ch[p]!, d);
     }
     this.addRelevant(set, ids, rtt, n, this.policy.forwardFanout, true, t);
-    const order = this.forders[hops]!;
-    const k = forwardInto(set, this.policy, order, hops);
-    for (let j = 0; j < k; j++) {
-      const by = this.deliver(s, h, set.ids[order[j]!]!, c, hops + 1, t);
-      if (by >= 0) return by;
-    }
-    return -1;
+    return forwardInto(set, this.policy, this.forders[hops]!, hops);
+  }
+
+  /** Where full crawler c forwards a task of host h that it got from `from`
+   * after `hops` forwards (empty: it refuses), and the crawlers it knows. */
+  forwardChoice(h: number, c: number, from: number, hops: number, t: number): { targets: number[]; known: number[] } {
+    const k = this.forwardTargets(h, c, from, hops, t);
+    const set = this.fsets[hops]!;
+    const known = Array.from(this.known.subarray(c * this.K, (c + 1) * this.K)).filter((p) => p >= 0);
+    return { targets: Array.from(this.forders[hops]!.subarray(0, Math.max(0, k)), (i) => set.ids[i]!), known };
   }
 
   /** Stretch of the crawler that took a task for host h, beside the oracle's and hash routing's. */

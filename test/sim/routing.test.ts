@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LatencyMatrix } from '../../src/coords/index.js';
 import { PeerTable, type PeerState } from '../../src/dht/peers.js';
+import { forward, placementOptions } from '../../src/dht/placement.js';
 import { Router } from '../../src/dht/router.js';
 import { createRng, uniform } from '../../src/rng.js';
 import { SimRouter, type CrawlerView } from '../../sim/routing.js';
@@ -55,5 +56,45 @@ describe("the simulator's routing and the live Router", () => {
     // Both cases were exercised: a crawler with room first, and a full one first (it forwards).
     expect(spilled).toBeGreaterThan(10);
     expect(spilled).toBeLessThan(200);
+  });
+
+  it('forward a full crawler\'s task to the same crawlers it knows, and refuse at the same hop', () => {
+    const world = buildWorld(latency(12), { ...scenarioConfig('rec', true), hosts: 4, crawlers: 40, embedRounds: 50 }, 5);
+    const rng = createRng(11);
+    const online = new Uint8Array(40).fill(1);
+    const running = new Uint8Array(40);
+    const qLen = new Uint8Array(40);
+    const view: CrawlerView = { online, running, qLen, threads: 5, queue: 5, purge: () => undefined, accept: () => false };
+    const sim = new SimRouter(world, 'coord', view, 1, { knownPeers: 6, knownRandom: 6, peerSeed: 2, stretchSamples: 1, expectedRoutes: 1 });
+    for (let c = 0; c < 40; c++) sim.join(c, 0);
+    const policy = placementOptions();
+    const hosts = hostCoords(world);
+    const crawlers = crawlerCoords(world);
+    let forwards = 0;
+    let refusals = 0;
+    for (let round = 0; round < 300; round++) {
+      for (let c = 0; c < 40; c++) {
+        const full = rng.next() < 0.6;
+        running[c] = full ? 5 : Math.floor(rng.next() * 6);
+        qLen[c] = full ? 5 : running[c] === 5 ? Math.floor(rng.next() * 5) : 0;
+      }
+      const h = round % 4;
+      const c = Math.floor(rng.next() * 40);
+      const hops = round % (policy.maxHops + 1);
+      const fromSim = sim.forwardChoice(h, c, -1, hops, 1 + round);
+      // The live receiver's candidates: the crawlers it knows, with the loads they reported.
+      const cands = fromSim.known.map((p) => ({
+        id: p,
+        coord: coordOf(crawlers, p),
+        load: { running: running[p]!, queued: qLen[p]!, free: 5 - running[p]! + 5 - qLen[p]! },
+      }));
+      const live = forward({ hops, host: coordOf(hosts, h), self: coordOf(crawlers, c) }, cands, policy);
+      expect(fromSim.targets).toEqual(live.kind === 'forward' ? live.targets : []);
+      if (live.kind === 'forward') forwards++;
+      else refusals++;
+    }
+    // Both outcomes were exercised: forwarding within the hop limit, and refusing.
+    expect(forwards).toBeGreaterThan(50);
+    expect(refusals).toBeGreaterThan(50);
   });
 });
