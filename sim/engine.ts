@@ -70,6 +70,12 @@ export interface StrategyResult {
   meanTaskRttMs: number;
   meanDownloadMinutes: number;
   loadImbalance: number;
+  /** The same within each bandwidth level, the largest: what placement adds to the
+   * spread that bandwidth alone makes (a 2048 kbit/s crawler fetches ~1.5× the pages
+   * of a 1024 one in the same busy time). */
+  loadImbalanceSameBandwidth: number;
+  /** Busy threads ÷ online threads, averaged over the samples. */
+  threadUtilisation: number;
   freshnessByRank: number[];
   ageByRank: number[];
   freshness: number;
@@ -512,10 +518,29 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     if (pagesBy[c]! > pagesMax) pagesMax = pagesBy[c]!;
   }
   const pagesMean = pagesSum / C;
+  const levelsN = world.config.bandwidthsKbps.length;
+  const lvSum = new Float64Array(levelsN);
+  const lvMax = new Float64Array(levelsN);
+  const lvN = new Float64Array(levelsN);
+  for (let c = 0; c < C; c++) {
+    const l = world.bandwidthLevel[c]!;
+    lvSum[l]! += pagesBy[c]!;
+    lvN[l]! += 1;
+    if (pagesBy[c]! > lvMax[l]!) lvMax[l] = pagesBy[c]!;
+  }
+  let sameBandwidth = 0;
+  for (let l = 0; l < levelsN; l++) {
+    const mean = lvN[l]! > 0 ? lvSum[l]! / lvN[l]! : 0;
+    if (mean > 0) sameBandwidth = Math.max(sameBandwidth, (lvMax[l]! - mean) / mean);
+  }
   let qpc = 0;
   let onl = 0;
   let qpcN = 0;
+  let runSum = 0;
+  let slotSum = 0;
   for (const s of samples) {
+    runSum += s.running;
+    slotSum += s.online * THREADS;
     onl += s.online;
     if (s.online > 0) {
       qpc += s.queued / s.online;
@@ -548,6 +573,8 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     meanTaskRttMs: completed > 0 ? rttSum / completed : 0,
     meanDownloadMinutes: completed > 0 ? dlSum / completed : 0,
     loadImbalance: pagesMean > 0 ? (pagesMax - pagesMean) / pagesMean : 0,
+    loadImbalanceSameBandwidth: sameBandwidth,
+    threadUtilisation: slotSum > 0 ? runSum / slotSum : 0,
     freshnessByRank: freshBy,
     ageByRank: ageBy,
     freshness: freshAll / H,
