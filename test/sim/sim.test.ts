@@ -237,8 +237,12 @@ describe('sim CLI', () => {
     const routing = j.strategies.iir!.routing;
     expect(Object.keys(routing)).toEqual([
       'policy', 'stretchMedian', 'stretchP90', 'oracleStretchMedian', 'oracleStretchP90', 'hashStretchMedian',
-      'loadImbalance', 'dhtOpsPerTask', 'dhtMessagesPerTask', 'forwardHopsMean', 'noCrawler',
+      'loadImbalance', 'loadImbalanceSameBandwidth', 'threadUtilisation', 'dhtOpsPerTask', 'dhtMessagesPerTask',
+      'forwardHopsMean', 'noCrawler',
     ]);
+    expect(routing.loadImbalanceSameBandwidth as number).toBeGreaterThan(0);
+    expect(routing.threadUtilisation as number).toBeGreaterThan(0);
+    expect(routing.threadUtilisation as number).toBeLessThanOrEqual(1);
     // Stretch is RTT ÷ the best online crawler's: never below 1; hashing is worse than coordinates.
     expect(routing.stretchMedian as number).toBeGreaterThanOrEqual(1);
     expect(routing.oracleStretchMedian as number).toBeGreaterThanOrEqual(1);
