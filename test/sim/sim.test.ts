@@ -209,6 +209,9 @@ describe('sim CLI', () => {
     const d = cli('run', '--scale', '0');
     expect(d.status).not.toBe(0);
     expect(d.stderr).toMatch(/--scale must be between 1 and/);
+    const e = cli('run', '--provider-ttl', '1');
+    expect(e.status).not.toBe(0);
+    expect(e.stderr).toMatch(/--provider-ttl must be between 4 and/);
   });
   it('rejects a missing or malformed latency file', () => {
     const a = cli('run', '--quick', '--latency', '/nonexistent/latency.txt');
