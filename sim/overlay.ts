@@ -163,6 +163,8 @@ export class Overlay {
   cacheHits = 0;
   /** Records found of crawlers that had already left (the Router asks them for their info; they do not answer). */
   staleRecords = 0;
+  /** Online crawlers the last search found (those it wrote out, and those beyond `keep` it dropped). */
+  lastFound = 0;
   /** Σ over crawlers of time online, minutes (closed at leave and at close()). */
   onlineMinutes = 0;
 
@@ -415,8 +417,9 @@ export class Overlay {
    *
    * With `keep`, the caller ranks only crawlers within keep.spill × the
    * nearest RTT found or among the keep.k nearest (the placement policy puts
-   * every other one after them): a window of the last level read that lies
-   * wholly beyond that is not read (its lookup is still paid).
+   * every other one after them): at the last level read, a window that lies
+   * wholly beyond that is not read (its lookup is still paid), and crawlers
+   * beyond it are not written out (lastFound still counts them).
    */
   search(h: number, t: number, out: Int32Array, rtt: Float64Array, keep?: { spill: number; k: number }): number {
     const d = this.dims;
@@ -442,6 +445,7 @@ export class Overlay {
     nearFrom.fill(0);
     let near = 0;
     let n = 0;
+    let found = 0;
     let extra = 0;
     let li = 0;
     for (; li < L; li++) {
@@ -469,6 +473,10 @@ export class Overlay {
             continue;
           }
           const r = predictRttAt(hv, hi, hh, wv, w * d, wh[w]!, d);
+          found++;
+          // The last level read: a crawler beyond the limit ranks after every one the
+          // caller keeps, and no level follows whose reach test it could count for.
+          if (r > limit) continue;
           out[n] = c;
           rtt[n] = r;
           n++;
@@ -486,6 +494,7 @@ export class Overlay {
       }
     }
     this.staleRecords += stale;
+    this.lastFound = found;
     // The lookups: every level's at once when eagerLevels, else those read.
     const paid = (this.o.eagerLevels ? L : Math.min(L, li + 1)) * B;
     for (let k = 0; k < paid; k++) {

@@ -269,7 +269,7 @@ export class SimRouter {
     const found = this.found;
     const rtt = this.foundRtt;
     const n = this.overlay.search(h, t, found, rtt, this.keep);
-    this.candidateSum += n;
+    this.candidateSum += this.overlay.lastFound;
     this.addRelevant(set, found, rtt, n, this.policy.maxAttempts, false, t);
     return rankInto(set, this.policy, this.order, this.policy.maxAttempts);
   }
