@@ -24,7 +24,7 @@ import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../src/dht/announce.js'
 import { predictRttAt } from '../src/coords/index.js';
 import { blockIndices, cellIndex, cellSide, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
 import { hash32, kthSmallest } from './spatial.js';
-import type { FlatCoords } from './world.js';
+import type { FlatCoords } from './flat-coords.js';
 
 export interface OverlayOptions {
   cells: CellOptions;

@@ -20,7 +20,8 @@ import { CandidateSet, candidateScore, forwardInto, mayForward, placementOptions
 import { Overlay, type OverlayOptions } from './overlay.js';
 import { createRng } from '../src/rng.js';
 import { HashRing, keepLeast, knownPeers, kthSmallest } from './spatial.js';
-import type { FlatCoords, World } from './world.js';
+import type { FlatCoords } from './flat-coords.js';
+import type { World } from './world.js';
 import { crawlerCoords, hostCoords, hostCrawlerRtt, hostCrawlerRttFrom, predictedHostCrawler } from './world.js';
 
 export type Routing = 'coord' | 'hash';

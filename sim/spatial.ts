@@ -3,7 +3,7 @@
 // consistent hashing of hosts onto crawlers.
 import { predictRttAt } from '../src/coords/index.js';
 import type { Rng } from '../src/rng.js';
-import type { FlatCoords } from './world.js';
+import type { FlatCoords } from './flat-coords.js';
 
 /**
  * Each point's k nearest other points by predicted RTT (predictRtt), nearest

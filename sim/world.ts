@@ -6,6 +6,7 @@ import type { Rng } from '../src/rng.js';
 import { createRng, deriveSeed, normal, uniform } from '../src/rng.js';
 import type { PlacementOptions } from '../src/dht/placement.js';
 import type { OverlayOptions } from './overlay.js';
+import type { FlatCoords } from './flat-coords.js';
 
 export type ScenarioName = 'rec' | 'ruc';
 
@@ -273,12 +274,6 @@ export function predictedHostCrawler(w: World, h: number, c: number): number {
   return predictRttAt(w.hostVec, h * d, w.hostHeight[h]!, w.crawlerVec, c * d, w.crawlerHeight[c]!, d);
 }
 
-/** Coordinates stored flat: point i's d-vector at vec[i·d ..], its height at height[i]. */
-export interface FlatCoords {
-  vec: Float64Array;
-  height: Float64Array;
-  dims: number;
-}
 
 /** The world's hosts and crawlers as flat coordinates. */
 export function hostCoords(w: World): FlatCoords {
@@ -288,11 +283,6 @@ export function crawlerCoords(w: World): FlatCoords {
   return { vec: w.crawlerVec, height: w.crawlerHeight, dims: w.dims };
 }
 
-/** Point i of `p` as a Coordinate (a view; for the code shared with the live
- * system that takes Coordinates — not for hot loops). */
-export function coordOf(p: FlatCoords, i: number): Coordinate {
-  return { vec: p.vec.subarray(i * p.dims, (i + 1) * p.dims), height: p.height[i]!, error: 0 };
-}
 
 /**
  * RTT (ms) between host h and crawler c. Their origins are always distinct real

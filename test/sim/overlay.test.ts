@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../../src/dht/announce.js';
 import { announceCells, blockAround, levels } from '../../src/dht/cells.js';
 import { DEFAULT_OVERLAY_OPTIONS, kadLookupMessages, Overlay, recordSchedule } from '../../sim/overlay.js';
-import type { FlatCoords } from '../../sim/world.js';
+import type { FlatCoords } from '../../sim/flat-coords.js';
 
 /** Points in 2-D with height 5 ms. */
 function points(xy: [number, number][]): FlatCoords {

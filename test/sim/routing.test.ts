@@ -5,7 +5,8 @@ import { forward, placementOptions } from '../../src/dht/placement.js';
 import { Router } from '../../src/dht/router.js';
 import { createRng, uniform } from '../../src/rng.js';
 import { SimRouter, type CrawlerView } from '../../sim/routing.js';
-import { buildWorld, coordOf, crawlerCoords, hostCoords, scenarioConfig } from '../../sim/world.js';
+import { coordOf } from '../../sim/flat-coords.js';
+import { buildWorld, crawlerCoords, hostCoords, scenarioConfig } from '../../sim/world.js';
 
 function latency(n: number): LatencyMatrix {
   const rtt = new Float64Array(n * n);
