@@ -231,7 +231,7 @@ export class SimRouter {
    * k nearest (the order after the crawlers with room within the spill
    * bound), or one with room within that bound that scores better than the
    * k-th best such so far (a score is never below the RTT). With roomOnly
-   * (forwarding) only crawlers with room, by score. Reading
+   * (the last forwarding hop) only crawlers with room, by score. Reading
    * the loads of just these changes no ranking. (The others' expired queued
    * tasks are then purged later, when the crawler is next touched, which can
    * shift later decisions a little: quick rec ICR 80 283 tasks, 81 071 when
@@ -363,7 +363,7 @@ export class SimRouter {
       ids[n] = p;
       rtt[n++] = predictRttAt(a.vec, ai * d, a.height[ai]!, cv, p * d, ch[p]!, d);
     }
-    this.addRelevant(set, ids, rtt, n, this.policy.forwardFanout, true, t);
+    this.addRelevant(set, ids, rtt, n, this.policy.forwardFanout, hops + 1 >= this.policy.maxHops, t);
     return forwardInto(set, this.policy, this.forders[hops]!, hops);
   }
 

@@ -27,10 +27,13 @@
 // (its peer table) are exactly what the manager's search lacks. In the
 // simulator this halves the RTT penalty of overflow (docs/sim.md, "Hot spots").
 //
-// Forwarding. A crawler whose queue is full forwards the order unchanged to a
-// crawler it knows that has room, the best by score, measured from the host
-// when the order carries the host's coordinate (the forwarder is near the
-// host, so its neighbours are candidates for the host too) — or from the
+// Forwarding. A crawler whose queue is full forwards the order unchanged to
+// the crawlers it knows in the same placement order — one with room within the
+// spill bound first, else the nearest ones, full or not, which forward it on
+// through their own neighbours (only crawlers with room at the last hop) —
+// measured from the host when the order carries the host's coordinate (the
+// forwarder is near the host, so its neighbours are candidates for the host
+// too) — or from the
 // forwarder itself when it does not (hash-routed orders, or `forwardAnchor:
 // 'self'`, the paper's "forward to a less loaded neighbour"). It tries at most
 // `forwardFanout` targets, and a task that has travelled `maxHops` hops is
@@ -229,12 +232,16 @@ export function mayForward(hops: number, opts: PlacementOptions): boolean {
 /**
  * Where a full crawler that received a task after `hops` forwards sends it:
  * the indices of up to forwardFanout candidates of `set` (the crawlers it
- * knows, measured from the anchor) that have room, best by score, into `out`;
- * returns how many, or −1 when the hop limit forbids forwarding.
+ * knows, measured from the anchor), best first, into `out`; returns how many,
+ * or −1 when the hop limit forbids forwarding. The order is the placement
+ * order, so a task walks through the neighbourhood — to a crawler with room
+ * near the host, else on to the nearest crawlers, full or not, which know
+ * their own neighbours — except at the last hop, where only crawlers with
+ * room count (the receiver could not forward it again).
  */
 export function forwardInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], hops: number): number {
   if (!mayForward(hops, opts)) return -1;
-  return rankInto(set, opts, out, opts.forwardFanout, true);
+  return rankInto(set, opts, out, opts.forwardFanout, hops + 1 >= opts.maxHops);
 }
 
 // ---- the object-level API the live services call

@@ -102,12 +102,14 @@ describe('placement policy: forwarding from a full crawler', () => {
     { id: 'farther', coord: at(300, 0, 5), load: idle },
   ];
 
-  it('forwards within the hop limit to crawlers with room, nearest the host first, at most forwardFanout', () => {
+  it('forwards within the hop limit in placement order, at most forwardFanout: room near the host first, then the nearest, full or not', () => {
+    // near-host has room within 2× the nearest RTT; then by RTT from the host: the full
+    // neighbour (it forwards on through its own peers), then the idle one farther away.
     const d = forward({ hops: 0, host, self }, known, policy);
-    expect(d).toEqual({ kind: 'forward', hops: 1, targets: ['near-host', 'near-self-away-from-host', 'far'] });
+    expect(d).toEqual({ kind: 'forward', hops: 1, targets: ['near-host', 'full-neighbour', 'near-self-away-from-host'] });
+    // At the last hop only crawlers with room count: the receiver could not forward again.
     const last = forward({ hops: policy.maxHops - 1, host, self }, known, policy);
-    expect(last.kind).toBe('forward');
-    if (last.kind === 'forward') expect(last.hops).toBe(policy.maxHops);
+    expect(last).toEqual({ kind: 'forward', hops: policy.maxHops, targets: ['near-host', 'near-self-away-from-host', 'far'] });
   });
 
   it('refuses at the hop limit', () => {
@@ -116,8 +118,9 @@ describe('placement policy: forwarding from a full crawler', () => {
     expect(forward({ hops: 0, host, self }, known, placementOptions({ maxHops: 0 }))).toEqual({ kind: 'refuse', reason: 'hop-limit' });
   });
 
-  it('refuses when no known crawler has room', () => {
-    expect(forward({ hops: 0, host, self }, [known[0]!], policy)).toEqual({ kind: 'refuse', reason: 'no-target' });
+  it('refuses at the last hop when no known crawler has room; before it, passes the task on to a full neighbour', () => {
+    expect(forward({ hops: policy.maxHops - 1, host, self }, [known[0]!], policy)).toEqual({ kind: 'refuse', reason: 'no-target' });
+    expect(forward({ hops: 0, host, self }, [known[0]!], policy)).toEqual({ kind: 'forward', hops: 1, targets: ['full-neighbour'] });
     expect(forward({ hops: 0, host, self }, [], policy)).toEqual({ kind: 'refuse', reason: 'no-target' });
   });
 
