@@ -187,7 +187,8 @@ describe('overload', () => {
   });
 });
 
-describe('sim CLI', () => {
+// Each case spawns the CLI (start-up and tsx compile, seconds each on a loaded 2-core machine).
+describe('sim CLI', { timeout: 240_000 }, () => {
   const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/sim.js', ...args], { encoding: 'utf8', timeout: 120_000 });
 
   it('rejects an unknown scenario', () => {
