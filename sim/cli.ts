@@ -67,7 +67,7 @@ program
   .option('--rate-cap <x>', 'cap each channel at x times its change frequency (off by default)', numArg('rate-cap', 0.000001))
   .option('--min-interval <min>', 'floor on any recrawl interval in minutes (default 5)', numArg('min-interval', 0))
   .option('--encourage <delta>', 'encourage rate δ in (0, 1] (default 0.6)', numArg('encourage', 0.000001))
-  .option('--provider-ttl <s>', 'provider record lifetime of the modelled DHT in seconds (default: the live 120)', intArg('provider-ttl', 4, 7 * 86_400))
+  .option('--provider-ttl <s>', 'provider record lifetime of the modelled DHT in seconds (default: the live TTL, 600)', intArg('provider-ttl', 4, 7 * 86_400))
   .action(async (flags: RunFlags) => {
     if (flags.latency !== undefined) {
       if (!existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);

@@ -94,8 +94,8 @@ export function recordSchedule(ttlMs: number): { reprovideEvery: number; visible
   // a record is re-provided at the first check past validity − threshold.
   const checksPerPeriod = Math.floor((t.validityMs - t.thresholdMs) / t.checkMs) + 1;
   const reprovideEvery = (checksPerPeriod * t.checkMs) / MS_PER_MINUTE;
-  // A holder deletes an expired record at its next cleanup check (uniform phase: half a check on average).
-  const visibleAfterLastProvide = (t.validityMs + t.checkMs / 2) / MS_PER_MINUTE;
+  // A holder deletes an expired record at its next cleanup (uniform phase: half a cleanup interval on average).
+  const visibleAfterLastProvide = (t.validityMs + t.cleanupMs / 2) / MS_PER_MINUTE;
   return { reprovideEvery, visibleAfterLastProvide };
 }
 

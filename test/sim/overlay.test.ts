@@ -28,14 +28,18 @@ describe('simulated overlay: the cells of src/dht/cells.ts', () => {
 });
 
 describe('simulated overlay: provider records', () => {
-  it('take the live TTL and kad-dht schedule: re-provided every 90 s, found until the last provide + TTL + half a cleanup', () => {
+  it('take the live TTL and kad-dht schedule: re-provided every 6 min, found until the last provide + TTL + half a cleanup', () => {
     expect(DEFAULT_OVERLAY_OPTIONS.providerTtlMs).toBe(DEFAULT_PROVIDER_TTL_MS);
     const live = providerTiming(DEFAULT_PROVIDER_TTL_MS);
-    expect(live).toEqual({ validityMs: 120_000, thresholdMs: 60_000, checkMs: 30_000 });
+    expect(live).toEqual({ validityMs: 600_000, thresholdMs: 300_000, checkMs: 60_000, cleanupMs: 200_000 });
     const sched = recordSchedule(DEFAULT_PROVIDER_TTL_MS);
-    // Checks every 30 s from the provide; the first past 120 − 60 s is at 90 s.
-    expect(sched.reprovideEvery).toBeCloseTo(1.5, 12);
-    expect(sched.visibleAfterLastProvide).toBeCloseTo((120_000 + 15_000) / 60_000, 12);
+    // Checks every 60 s from the provide; the first past 600 − 300 s is at 360 s.
+    expect(sched.reprovideEvery).toBeCloseTo(6, 12);
+    expect(sched.visibleAfterLastProvide).toBeCloseTo((600_000 + 100_000) / 60_000, 12);
+    // A short TTL: checks every TTL/4, cleanups every TTL/3.
+    const short = recordSchedule(120_000);
+    expect(short.reprovideEvery).toBeCloseTo(1.5, 12);
+    expect(short.visibleAfterLastProvide).toBeCloseTo((120_000 + 20_000) / 60_000, 12);
   });
 
   it('lapse that long after a crawler leaves silently: found as a stale record before, not after', () => {
@@ -46,9 +50,9 @@ describe('simulated overlay: provider records', () => {
     const out = new Int32Array(ov.maxFound);
     const rtt = new Float64Array(ov.maxFound);
     expect(ov.search(0, 1, out, rtt)).toBe(5);
-    // Leaves at 10 min: re-provided at 1.5, 3, …, 9 min; the record is found until 9 + 2.25 min.
+    // Leaves at 10 min: re-provided at 6 min; the record is found until 6 + 10 + 1.67 min.
     ov.leave(4, 10);
-    const until = 9 + (DEFAULT_PROVIDER_TTL_MS + providerTiming().checkMs / 2) / 60_000;
+    const until = 6 + (DEFAULT_PROVIDER_TTL_MS + providerTiming().cleanupMs / 2) / 60_000;
     expect(ov.recordUntil[4]).toBeCloseTo(until, 12);
     expect(ov.findable(4, until - 1e-6)).toBe(true);
     expect(ov.findable(4, until + 1e-6)).toBe(false);
@@ -67,9 +71,9 @@ describe('simulated overlay: provider records', () => {
     const L = ov.cellsPerCrawler;
     ov.join(0, 0);
     expect(ov.provides).toBe(L);
-    ov.leave(0, 10);
-    expect(ov.provides).toBe(L + 6 * L); // 1.5, 3, …, 9 min
-    expect(ov.onlineMinutes).toBe(10);
+    ov.leave(0, 20);
+    expect(ov.provides).toBe(L + 3 * L); // 6, 12, 18 min
+    expect(ov.onlineMinutes).toBe(20);
   });
 });
 
@@ -105,7 +109,7 @@ describe('simulated overlay: the widening search', () => {
     expect(Array.from(out.subarray(0, ov.search(0, 2, out, rtt)))).toEqual(first);
     // A provider leaving lets the next one in once its record lapses.
     ov.leave(first[0]!, 5);
-    const later = Array.from(out.subarray(0, ov.search(0, 10, out, rtt)));
+    const later = Array.from(out.subarray(0, ov.search(0, 15, out, rtt)));
     expect(later).toHaveLength(n);
     expect(later).not.toContain(first[0]);
   });
