@@ -1,4 +1,5 @@
-// Scale-adaptable recrawl strategies (Xu et al., NPC 2010, §3): FIXED, IIR and ICR.
+// Scale-adaptable recrawl strategies (Xu et al., NPC 2010, §3): FIXED, IIR and ICR,
+// and CAF, ours: capacity-aware freshness (reassignCAF below).
 //
 // Pure: no I/O, no clock, no randomness. Time is passed in by the caller in one
 // consistent unit (the simulator uses minutes); download times use the same unit.
@@ -9,8 +10,14 @@
 // Tables 1–4 number the other way (their rank 4 is the 60-minute group):
 // paper rank r  <->  our group K-1-r. See docs/recrawl.md.
 
-export type StrategyName = 'fixed' | 'iir' | 'icr';
-export const STRATEGIES: readonly StrategyName[] = ['fixed', 'iir', 'icr'];
+import { allocateFrequencies, type AllocationGroup } from './freshness-allocation.js';
+
+export type StrategyName = 'fixed' | 'iir' | 'icr' | 'caf';
+export const STRATEGIES: readonly StrategyName[] = ['fixed', 'iir', 'icr', 'caf'];
+
+/** ICR's encourage step: one system-wide success rate (our first reading) or one
+ * per group, as IIR keeps `LastSuccessRate[K]` and ICR inherits its records (§3.2). */
+export type IcrEncourage = 'system' | 'group';
 
 export interface RecrawlOptions {
   strategy: StrategyName;
@@ -36,7 +43,32 @@ export interface RecrawlOptions {
   minInterval: number;
   /** Optional ceiling on any group interval (time units). null = none beyond μ. */
   maxInterval: number | null;
+  /** ICR's encourage step, system-wide or per group. */
+  icrEncourage: IcrEncourage;
+  /** CAF: a round every this much time (time units). */
+  cafPeriod: number;
+  /** CAF: the thread utilisation it steers to (running tasks / online task threads). */
+  cafTargetUtilisation: number;
+  /** CAF: ... unless the queues hold more than this many tasks per online thread
+   * (the paper's crawler queues at most one per thread). */
+  cafMaxQueue: number;
+  /** CAF: the gain of the load loop (per round, the budget moves by exp(gain × error)). */
+  cafGain: number;
+  /** CAF: the budget moves by at most this factor per round (> 1). */
+  cafMaxStep: number;
+  /** CAF: no group is recrawled less often than once per this many change intervals. */
+  cafMaxStretch: number;
+  /** CAF without a load observation: the success rate it steers to instead. */
+  cafTargetSuccess: number;
+  /** CAF: a channel whose task found no room or expired waiting is recrawled this
+   * many times less often (compounding, up to cafMaxBackoff); a success halves the excess. */
+  cafBackoff: number;
+  cafMaxBackoff: number;
 }
+
+/** Why a task failed: its crawler vanished ('lost'), no crawler had room
+ * ('refused'), it waited past its deadline ('expired'), or not said ('other'). */
+export type FailureKind = 'lost' | 'refused' | 'expired' | 'other';
 
 export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   strategy: 'iir',
@@ -50,6 +82,16 @@ export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   rateCap: null,
   minInterval: 5,
   maxInterval: null,
+  icrEncourage: 'system',
+  cafPeriod: 100,
+  cafTargetUtilisation: 0.95,
+  cafMaxQueue: 0.9,
+  cafGain: 1,
+  cafMaxStep: 1.25,
+  cafMaxStretch: 8,
+  cafTargetSuccess: 0.85,
+  cafBackoff: 2,
+  cafMaxBackoff: 16,
 });
 
 export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOptions {
@@ -68,6 +110,16 @@ export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOp
   if (o.rateCap !== null && !(o.rateCap > 0)) bad('rateCap must be > 0 or null');
   if (!(o.minInterval >= 0)) bad('minInterval must be >= 0');
   if (o.maxInterval !== null && !(o.maxInterval > 0)) bad('maxInterval must be > 0 or null');
+  if (o.icrEncourage !== 'system' && o.icrEncourage !== 'group') bad(`icrEncourage must be 'system' or 'group'`);
+  if (!(o.cafPeriod > 0 && Number.isFinite(o.cafPeriod))) bad('cafPeriod must be finite and > 0');
+  if (!(o.cafTargetUtilisation > 0 && o.cafTargetUtilisation <= 1)) bad('cafTargetUtilisation must be in (0, 1]');
+  if (!(o.cafMaxQueue >= 0 && Number.isFinite(o.cafMaxQueue))) bad('cafMaxQueue must be finite and >= 0');
+  if (!(o.cafGain > 0 && Number.isFinite(o.cafGain))) bad('cafGain must be finite and > 0');
+  if (!(o.cafMaxStep > 1 && Number.isFinite(o.cafMaxStep))) bad('cafMaxStep must be finite and > 1');
+  if (!(o.cafMaxStretch >= 1 && Number.isFinite(o.cafMaxStretch))) bad('cafMaxStretch must be finite and >= 1');
+  if (!(o.cafTargetSuccess > 0 && o.cafTargetSuccess < 1)) bad('cafTargetSuccess must be in (0, 1)');
+  if (!(o.cafBackoff >= 1 && Number.isFinite(o.cafBackoff))) bad('cafBackoff must be finite and >= 1');
+  if (!(o.cafMaxBackoff >= 1 && Number.isFinite(o.cafMaxBackoff))) bad('cafMaxBackoff must be finite and >= 1');
   return o;
 }
 
@@ -89,6 +141,8 @@ export interface ChannelRecord {
   /** Times and download times of the last L updates, oldest first. */
   updateTimes: number[];
   downloadTimes: number[];
+  /** CAF: the channel's own interval multiplier (1 = its group's interval). */
+  backoff: number;
 }
 
 export interface GroupRecord {
@@ -116,8 +170,20 @@ export interface RecrawlState {
   omegas: number[];
   /** ICR: success rate of the whole system at the last round (encourage step). */
   lastSystemSuccessRate: number;
+  /** CAF: the recrawl budget, thread-time per unit time (null until its first round). */
+  cafBudget: number | null;
+  /** The crawlers' load as last observed (observeLoad), or null when none was. */
+  load: SystemLoad | null;
   /** When the state was created (the reference of a channel's first gap). */
   createdAt: number;
+}
+
+/** What the crawlers report of their load: online task threads, and the tasks
+ * running on them and waiting in their queues. */
+export interface SystemLoad {
+  threads: number;
+  running: number;
+  queued: number;
 }
 
 export interface ChannelSpec {
@@ -185,6 +251,7 @@ export function createRecrawlState(
       gapSum: 0,
       updateTimes: [],
       downloadTimes: [],
+      backoff: 1,
     })),
     windowStart: now,
     triggerCount: 0,
@@ -194,6 +261,8 @@ export function createRecrawlState(
     deltaT: groups[0]!.initialInterval,
     omegas,
     lastSystemSuccessRate: 0,
+    cafBudget: null,
+    load: null,
     createdAt: now,
   };
 }
@@ -217,10 +286,19 @@ export function recordSuccess(state: RecrawlState, channel: number, t: number, d
     c.downloadTimes.shift();
   }
   if (c.group === 0 && c.sucCount === state.options.triggerUpdates + 1) state.triggerCount += 1;
+  // CAF: a success says the channel's crawlers have room again.
+  if (c.backoff !== 1) c.backoff = 1 + (c.backoff - 1) / 2;
 }
 
-export function recordFailure(state: RecrawlState, channel: number, _t: number): void {
-  state.channels[channel]!.failCount += 1;
+export function recordFailure(state: RecrawlState, channel: number, _t: number, kind: FailureKind = 'other'): void {
+  const c = state.channels[channel]!;
+  c.failCount += 1;
+  // CAF: the crawlers near this channel's host are full (its task found no room
+  // or waited too long): recrawl it less often, so the submissions that would
+  // fail there go to channels whose crawlers have room. A crawler's departure
+  // says nothing about room.
+  const o = state.options;
+  if (o.strategy === 'caf' && (kind === 'refused' || kind === 'expired')) c.backoff = Math.min(o.cafMaxBackoff, c.backoff * o.cafBackoff);
 }
 
 // ---------------------------------------------------------------- intervals
@@ -234,7 +312,7 @@ export function groupInterval(state: RecrawlState, group: number): number {
 export function channelInterval(state: RecrawlState, channel: number): number {
   const c = state.channels[channel]!;
   const o = state.options;
-  let iv = state.groups[c.group]!.interval;
+  let iv = state.groups[c.group]!.interval * c.backoff;
   if (o.rateCap !== null) iv = Math.max(iv, c.changeInterval / o.rateCap);
   return Math.max(iv, o.minInterval);
 }
@@ -320,6 +398,8 @@ export function icrIntervals(theta: number, deltaT: number, omegas: readonly num
 export function shouldReassign(state: RecrawlState, now: number): boolean {
   const o = state.options;
   if (o.strategy === 'fixed') return false;
+  // CAF steers on a clock: its top group may be the one it recrawls least.
+  if (o.strategy === 'caf') return now - state.windowStart >= o.cafPeriod;
   const top = state.topCount;
   if (top > 0 && state.triggerCount >= o.triggerFraction * top) return true;
   return o.maxRoundGap !== null && now - state.windowStart >= o.maxRoundGap;
@@ -414,12 +494,16 @@ export function reassignICR(state: RecrawlState, now: number): RoundReport {
   let observedLoad = 0;
   let sub = 0;
   let suc = 0;
+  const subBy = new Array<number>(k).fill(0);
+  const sucBy = new Array<number>(k).fill(0);
   let allT = 0;
   let allN = 0;
   for (const c of state.channels) {
     members[c.group]! += 1;
     sub += c.subCount;
     suc += c.sucCount;
+    subBy[c.group]! += c.subCount;
+    sucBy[c.group]! += c.sucCount;
     const h = channelHistory(c, now, state.groups[c.group]!.interval);
     if (h.meanDownload !== null) {
       tSum[c.group]! += h.meanDownload;
@@ -440,7 +524,8 @@ export function reassignICR(state: RecrawlState, now: number): RoundReport {
     });
     theta = icrTheta(groupSums, state.omegas, state.deltaT, observedLoad);
   }
-  if (rate !== null) {
+  const perGroup = o.icrEncourage === 'group';
+  if (!perGroup && rate !== null) {
     if (rate > state.lastSystemSuccessRate) {
       theta *= o.encourageRate;
       enc = true;
@@ -452,6 +537,21 @@ export function reassignICR(state: RecrawlState, now: number): RoundReport {
   if (o.maxInterval !== null) theta = Math.min(theta, o.maxInterval / state.deltaT);
   state.theta = theta;
   const ivs = icrIntervals(theta, state.deltaT, state.omegas, k);
+  const rates: (number | null)[] = perGroup ? subBy.map((n, g) => (n > 0 ? sucBy[g]! / n : null)) : new Array<number | null>(k).fill(rate);
+  const encouraged = new Array<boolean>(k).fill(enc);
+  if (perGroup) {
+    // IIR's step per group (§3.1), after θ·Δt·Πω: a group whose own success
+    // rate beat its own last one is encouraged by δ.
+    rates.forEach((r, g) => {
+      if (r === null) return;
+      const grp = state.groups[g]!;
+      if (r > grp.lastSuccessRate) {
+        ivs[g] = ivs[g]! * o.encourageRate;
+        encouraged[g] = true;
+      }
+      grp.lastSuccessRate = r;
+    });
+  }
   const final = clampIntervals(state, checkPriorities(ivs, o.smallestMultiple, o.biggestMultiple));
   final.forEach((v, g) => (state.groups[g]!.interval = v));
   resetWindow(state, now);
@@ -459,10 +559,104 @@ export function reassignICR(state: RecrawlState, now: number): RoundReport {
     at: now,
     strategy: 'icr',
     intervals: final,
-    successRates: new Array<number | null>(k).fill(rate),
-    encouraged: new Array<boolean>(k).fill(enc),
+    successRates: rates,
+    encouraged,
     theta,
     observedLoad,
+  };
+}
+
+/** Records the crawlers' load as they report it (CAF steers on it; the others ignore it). */
+export function observeLoad(state: RecrawlState, load: SystemLoad): void {
+  if (!(load.threads >= 0 && load.running >= 0 && load.queued >= 0)) throw new RangeError('observeLoad: counts must be >= 0');
+  state.load = { threads: load.threads, running: load.running, queued: load.queued };
+}
+
+/**
+ * CAF, capacity-aware freshness (ours). Two jobs, kept apart:
+ * 1. How much to recrawl: a budget B of thread-time per unit time, steered by
+ *    a multiplicative feedback loop on the crawlers' reported load: with u the
+ *    share of online threads running a task and q the queued tasks per online
+ *    thread, the error is e = min(cafTargetUtilisation − u, cafMaxQueue − q) and
+ *    B ← B · exp(gain · e), by at most `cafMaxStep` per round. Idle threads raise
+ *    it until they are busy or the queues are long enough; long queues lower it.
+ *    Both terms matter: locality-first placement queues tasks at crawlers near
+ *    busy hosts while crawlers elsewhere idle, so queues alone misread spare
+ *    capacity and utilisation alone cannot see overload (it saturates at 1).
+ *    What IIR and ICR infer from success rates (which churn lowers whatever the
+ *    load) comes here from the crawlers themselves. Without a load report CAF
+ *    steers the success rate to `cafTargetSuccess` instead.
+ * 2. How to split it: the split of B across groups that keeps the copies
+ *    freshest (freshness-allocation.ts), each group's recrawl costing its
+ *    measured mean download time, and none recrawled less often than once per
+ *    `cafMaxStretch` change intervals.
+ * The first round starts from the current intervals' demand Σ n_g t̄_g / I_g.
+ */
+export function reassignCAF(state: RecrawlState, now: number): RoundReport {
+  const o = state.options;
+  const k = state.groups.length;
+  const members = new Array<number>(k).fill(0);
+  const changeSum = new Array<number>(k).fill(0);
+  const tSum = new Array<number>(k).fill(0);
+  const tKnown = new Array<number>(k).fill(0);
+  let sub = 0;
+  let suc = 0;
+  let allT = 0;
+  let allN = 0;
+  for (const c of state.channels) {
+    members[c.group]! += 1;
+    changeSum[c.group]! += c.changeInterval;
+    sub += c.subCount;
+    suc += c.sucCount;
+    const n = c.downloadTimes.length;
+    if (n === 0) continue;
+    let s = 0;
+    for (const d of c.downloadTimes) s += d;
+    tSum[c.group]! += s / n;
+    tKnown[c.group]! += 1;
+    allT += s / n;
+    allN += 1;
+  }
+  const rate = sub > 0 ? suc / sub : null;
+  const current = state.groups.map((g) => g.interval);
+  if (allN === 0) {
+    // Nothing completed yet: no cost to plan with.
+    resetWindow(state, now);
+    return { at: now, strategy: 'caf', intervals: current, successRates: new Array<number | null>(k).fill(rate), encouraged: new Array<boolean>(k).fill(false) };
+  }
+  const globalMean = allT / allN;
+  const cost = tSum.map((s, g) => (tKnown[g]! > 0 ? s / tKnown[g]! : globalMean));
+  let budget = state.cafBudget ?? current.reduce((b, iv, g) => b + (members[g]! * cost[g]!) / iv, 0);
+  let error: number;
+  const load = state.load;
+  if (load !== null && load.threads > 0) error = Math.min(o.cafTargetUtilisation - load.running / load.threads, o.cafMaxQueue - load.queued / load.threads);
+  else if (load !== null) error = -1; // no thread online: back off
+  else error = rate !== null ? 2 * (rate - o.cafTargetSuccess) : 0;
+  const step = Math.min(o.cafMaxStep, Math.max(1 / o.cafMaxStep, Math.exp(o.cafGain * error)));
+  budget *= step;
+  const groups: AllocationGroup[] = [];
+  for (let g = 0; g < k; g++) {
+    const change = members[g]! > 0 ? changeSum[g]! / members[g]! : state.groups[g]!.initialInterval;
+    let maxF = 1 / Math.max(o.minInterval, 1e-9);
+    if (o.rateCap !== null) maxF = Math.min(maxF, o.rateCap / change);
+    let minF = 1 / (o.cafMaxStretch * change);
+    if (o.maxInterval !== null) minF = Math.max(minF, 1 / o.maxInterval);
+    minF = Math.min(minF, maxF);
+    groups.push({ channels: members[g]!, changeInterval: change, cost: cost[g]!, minFrequency: minF, maxFrequency: maxF });
+  }
+  const f = allocateFrequencies(groups, budget);
+  // The budget the allocation could spend (bounds reached): no wind-up beyond it.
+  state.cafBudget = groups.reduce((b, g, i) => b + g.channels * f[i]! * g.cost, 0);
+  const final = f.map((x) => 1 / x);
+  final.forEach((v, g) => (state.groups[g]!.interval = v));
+  resetWindow(state, now);
+  return {
+    at: now,
+    strategy: 'caf',
+    intervals: final,
+    successRates: new Array<number | null>(k).fill(rate),
+    encouraged: new Array<boolean>(k).fill(step > 1),
+    observedLoad: state.cafBudget,
   };
 }
 
@@ -475,6 +669,8 @@ export function reassign(state: RecrawlState, now: number): RoundReport | null {
       return reassignIIR(state, now);
     case 'icr':
       return reassignICR(state, now);
+    case 'caf':
+      return reassignCAF(state, now);
   }
 }
 
@@ -499,6 +695,11 @@ export function restoreState(json: string): RecrawlState {
   s.options = recrawlOptions(s.options);
   // States persisted before these fields existed: start them afresh.
   if (typeof s.createdAt !== 'number') s.createdAt = s.windowStart;
-  for (const c of s.channels) if (typeof c.gapSum !== 'number') c.gapSum = 0;
+  if (s.cafBudget === undefined) s.cafBudget = null;
+  if (s.load === undefined) s.load = null;
+  for (const c of s.channels) {
+    if (typeof c.gapSum !== 'number') c.gapSum = 0;
+    if (typeof c.backoff !== 'number') c.backoff = 1;
+  }
   return s;
 }
