@@ -6,8 +6,10 @@ import { existsSync, statSync } from 'node:fs';
 import { Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { createProgram, runProgram } from '../src/cli.js';
-import type { StrategyName } from '../src/recrawl/index.js';
-import { STRATEGIES } from '../src/recrawl/index.js';
+import type { IcrEncourage, RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
+import { DEFAULT_RECRAWL_OPTIONS, STRATEGIES } from '../src/recrawl/index.js';
+import type { FullSystemRule, RttRule, SimModel } from './model.js';
+import { DEFAULT_MODEL, FAITHFUL_MODEL } from './model.js';
 import { registerAuditPaper } from './audit-cli.js';
 import { jsonSummary, markdown, writeOut } from './report.js';
 import { runScenario } from './run.js';
@@ -49,6 +51,20 @@ interface RunFlags {
   minInterval?: number;
   encourage?: number;
   providerTtl?: number;
+  fullSystem?: FullSystemRule;
+  rttRule?: RttRule;
+  icrEncourage?: IcrEncourage;
+  faithful?: boolean;
+}
+
+/** The model and recrawl readings from the flags: --faithful sets the paper's
+ * reading of all three, an explicit flag overrides it. */
+function readings(flags: RunFlags): { model: SimModel; icrEncourage: IcrEncourage } {
+  const base = flags.faithful ? FAITHFUL_MODEL : DEFAULT_MODEL;
+  return {
+    model: { fullSystem: flags.fullSystem ?? base.fullSystem, rttRule: flags.rttRule ?? base.rttRule },
+    icrEncourage: flags.icrEncourage ?? (flags.faithful ? 'group' : DEFAULT_RECRAWL_OPTIONS.icrEncourage),
+  };
 }
 
 program
@@ -68,6 +84,10 @@ program
   .option('--min-interval <min>', 'floor on any recrawl interval in minutes (default 5)', numArg('min-interval', 0))
   .option('--encourage <delta>', 'encourage rate δ in (0, 1] (default 0.6)', numArg('encourage', 0.000001))
   .option('--provider-ttl <s>', 'provider record lifetime of the modelled DHT in seconds (default: the live TTL, 600)', intArg('provider-ttl', 4, 7 * 86_400))
+  .option('--faithful', "follow the paper's words where they speak: --full-system hold --rtt-rule paper --icr-encourage group")
+  .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))
+  .addOption(new Option('--rtt-rule <rule>', 'per-page RTT: the matrix value (physical), or 2 × it (the paper on p2psim)').choices(['physical', 'paper']))
+  .addOption(new Option('--icr-encourage <scope>', "ICR's encourage step: one system-wide success rate, or per group (as IIR)").choices(['system', 'group']))
   .action(async (flags: RunFlags) => {
     if (flags.latency !== undefined) {
       if (!existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);
@@ -78,10 +98,11 @@ program
     }
     if (flags.encourage !== undefined && flags.encourage > 1) throw new Error(`--encourage must be in (0, 1], got ${flags.encourage}`);
     const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
-    const recrawl: Record<string, number> = {};
+    const recrawl: Partial<RecrawlOptions> = {};
     if (flags.rateCap !== undefined) recrawl.rateCap = flags.rateCap;
     if (flags.minInterval !== undefined) recrawl.minInterval = flags.minInterval;
     if (flags.encourage !== undefined) recrawl.encourageRate = flags.encourage;
+    const { model, icrEncourage } = readings(flags);
 
     const bar = process.stderr.isTTY ? new SingleBar({ format: 'sim {strategy} [{bar}] {percentage}% | {duration}s', stream: process.stderr, hideCursor: true }) : null;
     let current = '';
@@ -94,8 +115,9 @@ program
       steps: flags.steps,
       quick: flags.quick ?? false,
       latencyPath: flags.latency,
-      recrawl,
       config: flags.providerTtl !== undefined ? { overlay: { providerTtlMs: flags.providerTtl * 1000 } } : undefined,
+      recrawl: { ...recrawl, icrEncourage },
+      model,
       onProgress: bar
         ? (s, f) => {
             if (s !== current) {

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { StrategyName } from '../src/recrawl/index.js';
+import { STRATEGIES } from '../src/recrawl/index.js';
+import { ofBound } from './bounds.js';
 import type { StrategyResult } from './engine.js';
 import type { ScenarioReport } from './run.js';
 
-const ORDER: StrategyName[] = ['fixed', 'iir', 'icr'];
+const ORDER: readonly StrategyName[] = STRATEGIES;
 
 function present(r: ScenarioReport): [StrategyName, StrategyResult][] {
   return ORDER.filter((s) => r.strategies[s] !== undefined).map((s) => [s, r.strategies[s]!]);
@@ -71,6 +73,26 @@ export function markdown(r: ScenarioReport): string {
     ),
     '',
   );
+  const b = r.bounds;
+  if (b !== null) {
+    out.push(
+      '### Against the capacity bound',
+      '',
+      `The crawlers were online ${fmt(b.threadMinutes / 1e6, 2)} M thread-minutes; at ${fmt(b.taskMinutes, 1)} minutes per completed task ` +
+        `(the least of these strategies) that is at most ${fmt(b.completions / 1e6, 3)} M completions. ` +
+        `Bound: weighted quality ${fmt(b.updateQualityWeighted, 4)}, unweighted ${fmt(b.updateQuality, 4)}, freshness ${fmt(b.freshness, 3)}.`,
+      '',
+      table(
+        ['share of the bound', ...names],
+        [
+          ['weighted quality', ...ss.map(([, s]) => fmt(ofBound(s, b).updateQualityWeighted, 3))],
+          ['unweighted quality', ...ss.map(([, s]) => fmt(ofBound(s, b).updateQuality, 3))],
+          ['freshness', ...ss.map(([, s]) => fmt(ofBound(s, b).freshness, 3))],
+        ],
+      ),
+      '',
+    );
+  }
   out.push('### System', '');
   const metric = (label: string, f: (s: StrategyResult) => string): string[] => [label, ...ss.map(([, s]) => f(s))];
   out.push(
@@ -94,6 +116,9 @@ export function markdown(r: ScenarioReport): string {
         metric('… within one bandwidth level (largest)', (s) => fmt(s.loadImbalanceSameBandwidth, 2)),
         metric('thread utilisation (busy / online threads)', (s) => fmt(s.threadUtilisation, 2)),
         metric('freshness (all channels)', (s) => fmt(s.freshness, 3)),
+        metric('mean age (min, all channels)', (s) => fmt(s.meanAgeMinutes, 1)),
+        metric('thread utilisation (busy / online thread-minutes)', (s) => fmt(s.capacity.busyMinutes / s.capacity.threadMinutes, 3)),
+        metric('tasks held beyond a full queue', (s) => String(s.held)),
         metric('reassignment rounds', (s) => String(s.reassignments)),
         metric('events', (s) => String(s.events)),
         metric('wall (s)', (s) => fmt(s.wallSeconds, 1)),
@@ -177,8 +202,13 @@ export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
       meanForwardHops: s.meanForwardHops,
       loadImbalance: s.loadImbalance,
       routing: routingSummary(s),
+      freshness: s.freshness,
+      meanAgeMinutes: s.meanAgeMinutes,
       freshnessByRank: s.freshnessByRank,
       ageByRank: s.ageByRank,
+      held: s.held,
+      capacity: s.capacity,
+      ofBound: r.bounds !== null ? ofBound(s, r.bounds) : null,
       events: s.events,
       wallSeconds: s.wallSeconds,
     };
@@ -189,7 +219,9 @@ export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
     seed: r.seed,
     steps: r.steps,
     rankOrder: 'index 0 = 60-minute group (paper rank 4) ... index 4 = 960-minute group (paper rank 0)',
+    model: r.model,
     strategies,
+    bounds: r.bounds,
     wallSeconds: r.wallSeconds,
     eventsPerSec: r.eventsPerSec,
   };

@@ -3,8 +3,12 @@ import type { LatencyMatrix } from '../src/coords/index.js';
 import { loadDefaultLatency, loadLatencyFile } from '../src/coords/index.js';
 import type { RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
 import { STRATEGIES } from '../src/recrawl/index.js';
+import type { Bounds } from './bounds.js';
+import { computeBounds } from './bounds.js';
 import type { Routing, StrategyResult } from './engine.js';
 import { simulate } from './engine.js';
+import type { SimModel } from './model.js';
+import { DEFAULT_MODEL } from './model.js';
 import type { ScenarioConfig, ScenarioName, World } from './world.js';
 import { buildWorld, scenarioConfig } from './world.js';
 
@@ -19,6 +23,8 @@ export interface RunParams {
   scale?: number;
   latencyPath?: string;
   recrawl?: Partial<RecrawlOptions>;
+  /** The model's readings (sim/model.ts; default DEFAULT_MODEL). */
+  model?: Partial<SimModel>;
   config?: Partial<ScenarioConfig>;
   onProgress?: (strategy: StrategyName, fraction: number) => void;
 }
@@ -43,7 +49,10 @@ export interface ScenarioReport {
     bandwidthShares: number[];
     buildSeconds: number;
   };
+  model: SimModel;
   strategies: Partial<Record<StrategyName, StrategyResult>>;
+  /** What the run's measured capacity could deliver at best (sim/bounds.ts); null when nothing completed. */
+  bounds: Bounds | null;
   wallSeconds: number;
   events: number;
   eventsPerSec: number;
@@ -102,6 +111,7 @@ export function runScenario(p: RunParams): ScenarioReport {
       routing: p.routing,
       steps: cfg.steps,
       recrawl: p.recrawl,
+      model: p.model,
       onProgress: p.onProgress ? (f) => p.onProgress!(s, f) : undefined,
     });
     strategies[s] = r;
@@ -118,7 +128,9 @@ export function runScenario(p: RunParams): ScenarioReport {
     scale: p.scale ?? 1,
     latencySource: latency.source,
     world: summariseWorld(world, buildSeconds),
+    model: { ...DEFAULT_MODEL, ...p.model },
     strategies,
+    bounds: computeBounds(world, cfg.steps, Object.values(strategies)),
     wallSeconds,
     events,
     eventsPerSec: simSeconds > 0 ? events / simSeconds : 0,

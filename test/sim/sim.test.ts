@@ -11,6 +11,9 @@ import { EventQueue } from '../../sim/heap.js';
 import { HashRing, knownPeers, nearestNeighbours } from '../../sim/spatial.js';
 import type { ScenarioConfig } from '../../sim/world.js';
 import { buildWorld, crawlerCoords, hostCrawlerRtt, scenarioConfig } from '../../sim/world.js';
+import { computeBounds } from '../../sim/bounds.js';
+import { taskCost } from '../../sim/model.js';
+import { STRATEGIES } from '../../src/recrawl/index.js';
 
 /** A small synthetic latency matrix: points in a plane, RTT = distance + 5 ms. */
 function syntheticLatency(n: number, seed: number): LatencyMatrix {
@@ -98,7 +101,7 @@ describe('routing indexes', () => {
 
 describe('simulator invariants', () => {
   const world = buildWorld(syntheticLatency(40, 2), smallConfig(), 11);
-  for (const strategy of ['fixed', 'iir', 'icr'] as const) {
+  for (const strategy of STRATEGIES) {
     it(`${strategy}: every task ends exactly once, limits hold`, () => {
       const r = simulate(world, { strategy, routing: 'coord', steps: world.config.steps });
       const o = r.outcomes;
@@ -148,6 +151,85 @@ describe('forwarding', () => {
     expect(b.routingStats.refused).toBe(b.outcomes.failed);
     const o = b.outcomes;
     expect(o.completed + o.failed + o.cancelled + o.lost + o.pendingAtEnd).toBe(b.tasksTotal);
+  });
+});
+
+describe('capacity bound', () => {
+  // Two worlds: one with spare crawlers, one overloaded (10 crawlers).
+  for (const crawlers of [24, 10]) {
+    it(`is never below any strategy's achieved value (${crawlers} crawlers)`, () => {
+      const world = buildWorld(syntheticLatency(40, 8), smallConfig({ crawlers, steps: 4000 }), 21);
+      const results = STRATEGIES.map((strategy) => simulate(world, { strategy, routing: 'coord', steps: 4000 }));
+      const b = computeBounds(world, 4000, results)!;
+      expect(b).not.toBeNull();
+      for (const r of results) {
+        // The same churn for every strategy: the same thread-minutes online.
+        expect(r.capacity.threadMinutes).toBeCloseTo(b.threadMinutes, 6);
+        expect(r.capacity.completedMinutes).toBeLessThanOrEqual(r.capacity.busyMinutes + 1e-6);
+        expect(r.capacity.busyMinutes).toBeLessThanOrEqual(r.capacity.threadMinutes + 1e-6);
+        expect(r.outcomes.completed).toBeLessThanOrEqual(b.completions + 1e-6);
+        expect(r.updateQualityWeighted).toBeLessThanOrEqual(b.updateQualityWeighted + 1e-9);
+        expect(r.updateQuality).toBeLessThanOrEqual(b.updateQuality + 1e-9);
+        expect(r.freshness).toBeLessThanOrEqual(b.freshness + 1e-9);
+      }
+      // The strategy with the cheapest completed task sets the cost: its weighted
+      // score over the bound is its share of the thread-minutes spent on completed tasks.
+      const cheapest = results.reduce((a, r) => (r.capacity.completedMinutes / r.outcomes.completed < a.capacity.completedMinutes / a.outcomes.completed ? r : a));
+      expect(cheapest.updateQualityWeighted / b.updateQualityWeighted).toBeCloseTo(cheapest.capacity.completedMinutes / b.threadMinutes, 9);
+    });
+  }
+});
+
+describe('model readings (each flag changes only what it names)', () => {
+  const world = buildWorld(syntheticLatency(40, 3), smallConfig({ crawlers: 10, steps: 3000 }), 5);
+  const run = (model: Parameters<typeof simulate>[1]['model'], strategy: (typeof STRATEGIES)[number] = 'fixed', recrawl = {}) =>
+    simulate(world, { strategy, routing: 'coord', steps: 3000, model, recrawl });
+
+  it("--full-system hold: no task is refused, each is held and still ends exactly once", () => {
+    const reject = run({ fullSystem: 'reject' });
+    const hold = run({ fullSystem: 'hold' });
+    expect(reject.outcomes.failed).toBeGreaterThan(0);
+    expect(reject.held).toBe(0);
+    expect(hold.held).toBeGreaterThan(0);
+    expect(hold.outcomes.failed).toBe(hold.routingStats.noCrawler);
+    for (const r of [reject, hold]) {
+      const o = r.outcomes;
+      expect(o.completed + o.failed + o.cancelled + o.lost + o.pendingAtEnd).toBe(r.tasksTotal);
+    }
+    // FIXED submits on its own clock: the same tasks either way; only their fate differs.
+    expect(hold.tasksByRank).toEqual(reject.tasksByRank);
+    // Held tasks wait beyond the 5 slots: the paper's "queued" can exceed 5 per crawler.
+    expect(Math.max(...hold.samples.map((s) => s.queued / Math.max(1, s.online)))).toBeGreaterThan(world.config.queue);
+  });
+
+  it('--rtt-rule paper: each page is charged 2 × the matrix RTT, nothing else changes', () => {
+    const one = { minutes: 0, rttMs: 0 };
+    const two = { minutes: 0, rttMs: 0 };
+    for (const [h, c] of [[0, 0], [5, 3], [17, 9]] as const) {
+      taskCost(world, h, c, 1, one);
+      taskCost(world, h, c, 2, two);
+      expect(two.rttMs).toBe(one.rttMs);
+      expect((two.minutes - one.minutes) * 60_000).toBeCloseTo(world.pages[h]! * hostCrawlerRtt(world, h, c), 6);
+    }
+    const physical = run({ rttRule: 'physical' });
+    const paper = run({ rttRule: 'paper' });
+    expect(paper.tasksByRank).toEqual(physical.tasksByRank);
+    expect(paper.meanDownloadMinutes).toBeGreaterThan(physical.meanDownloadMinutes);
+    expect(paper.model.rttRule).toBe('paper');
+  });
+
+  it("icrEncourage 'group' changes ICR only", () => {
+    for (const strategy of ['fixed', 'iir', 'caf'] as const) {
+      const a = run({}, strategy, { icrEncourage: 'system' });
+      const b = run({}, strategy, { icrEncourage: 'group' });
+      expect(comparable(b)).toEqual(comparable(a));
+    }
+    const spare = buildWorld(syntheticLatency(40, 3), smallConfig({ crawlers: 40, steps: 6000 }), 5);
+    const icr = (icrEncourage: 'system' | 'group') => simulate(spare, { strategy: 'icr', routing: 'coord', steps: 6000, recrawl: { icrEncourage } });
+    const sys = icr('system');
+    const grp = icr('group');
+    expect(sys.reassignments).toBeGreaterThan(2);
+    expect(grp.intervalByRank).not.toEqual(sys.intervalByRank);
   });
 });
 
@@ -236,7 +318,13 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     };
     expect(j.scenario).toBe('ruc');
     expect(j.routing).toBe('coord');
-    expect(Object.keys(j.strategies)).toEqual(['fixed', 'iir', 'icr']);
+    expect(Object.keys(j.strategies)).toEqual(['fixed', 'iir', 'icr', 'caf']);
+    const jb = (j as unknown as { bounds: Record<string, number> }).bounds;
+    for (const key of ['updateQualityWeighted', 'updateQuality', 'freshness']) expect(jb[key]).toBeGreaterThan(0);
+    for (const s of Object.values(j.strategies) as unknown as Record<string, unknown>[]) {
+      for (const key of ['freshness', 'meanAgeMinutes', 'ofBound']) expect(s).toHaveProperty(key);
+      expect((s.ofBound as Record<string, number>).updateQualityWeighted).toBeLessThanOrEqual(1);
+    }
     expect(j.strategies.fixed!.tasksByRank).toHaveLength(5);
     const routing = j.strategies.iir!.routing;
     expect(Object.keys(routing)).toEqual([
