@@ -13,6 +13,8 @@ import { DEFAULT_MODEL, FAITHFUL_MODEL } from './model.js';
 import { registerAuditPaper } from './audit-cli.js';
 import { jsonSummary, markdown, writeOut } from './report.js';
 import { runScenario } from './run.js';
+import { DEFAULT_SWEEP_CRAWLERS, QUICK_SWEEP_STEPS, runSweep } from './sweep.js';
+import { sweepMarkdown, writeSweep } from './sweep-report.js';
 
 const program = createProgram(
   'sim',
@@ -59,7 +61,7 @@ interface RunFlags {
 
 /** The model and recrawl readings from the flags: --faithful sets the paper's
  * reading of all three, an explicit flag overrides it. */
-function readings(flags: RunFlags): { model: SimModel; icrEncourage: IcrEncourage } {
+function readings(flags: Pick<RunFlags, 'faithful' | 'fullSystem' | 'rttRule' | 'icrEncourage'>): { model: SimModel; icrEncourage: IcrEncourage } {
   const base = flags.faithful ? FAITHFUL_MODEL : DEFAULT_MODEL;
   return {
     model: { fullSystem: flags.fullSystem ?? base.fullSystem, rttRule: flags.rttRule ?? base.rttRule },
@@ -139,6 +141,80 @@ program
     }
     if (flags.json) process.stdout.write(JSON.stringify(jsonSummary(report)) + '\n');
     else process.stdout.write(markdown(report) + '\n');
+  });
+
+function crawlerList(v: string): number[] {
+  const parts = v.split(',').map((x) => x.trim());
+  if (parts.length === 0 || parts.length > 20) throw new Error(`--crawlers takes 1 to 20 counts, got '${v}'`);
+  return parts.map((x) => intArg('crawlers', 10, 100_000)(x));
+}
+
+interface SweepFlags {
+  crawlers: number[];
+  steps?: number;
+  quickSteps?: boolean;
+  seed: number;
+  strategy: StrategyName | 'all';
+  routing: 'coord' | 'hash';
+  latency?: string;
+  out?: string;
+  json?: boolean;
+  faithful?: boolean;
+  fullSystem?: FullSystemRule;
+  rttRule?: RttRule;
+  icrEncourage?: IcrEncourage;
+}
+
+program
+  .command('sweep')
+  .description("the scale-adaptation curve: rec's 16000 channels crawled by more and more crawlers, every strategy at each size, against the capacity bound")
+  .option('--crawlers <list>', 'comma-separated crawler counts', crawlerList, [...DEFAULT_SWEEP_CRAWLERS])
+  .option('--steps <n>', 'one-minute steps per run (default 90000)', intArg('steps', 1, 10_000_000))
+  .option('--quick-steps', `a shorter horizon: ${QUICK_SWEEP_STEPS} steps per run (the whole sweep in minutes)`)
+  .option('--seed <n>', 'seed of every random stream', intArg('seed', 0, 2 ** 31 - 1), 1)
+  .addOption(new Option('--strategy <name>', 'recrawl strategy').choices([...STRATEGIES, 'all']).default('all'))
+  .addOption(new Option('--routing <mode>', 'task routing').choices(['coord', 'hash']).default('coord'))
+  .option('--latency <file>', 'latency matrix (default: the shipped PlanetLab 490-node data)')
+  .option('--out <dir>', 'write sweep.json, sweep.csv, sweep.md and tasks/quality/freshness/success SVG curves here')
+  .option('--json', 'print the sweep as one JSON object instead of a Markdown table')
+  .option('--faithful', "the paper's readings (as for run)")
+  .addOption(new Option('--full-system <rule>', 'reject | hold (as for run)').choices(['reject', 'hold']))
+  .addOption(new Option('--rtt-rule <rule>', 'physical | paper (as for run)').choices(['physical', 'paper']))
+  .addOption(new Option('--icr-encourage <scope>', 'system | group (as for run)').choices(['system', 'group']))
+  .action(async (flags: SweepFlags) => {
+    if (flags.latency !== undefined && !existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);
+    if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) {
+      throw new Error(`--out must be a directory, ${flags.out} is a file`);
+    }
+    if (flags.steps !== undefined && flags.quickSteps) throw new Error('give --steps or --quick-steps, not both');
+    const steps = flags.steps ?? (flags.quickSteps ? QUICK_SWEEP_STEPS : 90_000);
+    const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
+    const { model, icrEncourage } = readings(flags);
+    // Progress: one line per finished run on stderr (a sweep is many runs).
+    let last = '';
+    const report = runSweep({
+      crawlers: flags.crawlers,
+      strategies,
+      steps,
+      seed: flags.seed,
+      routing: flags.routing,
+      latencyPath: flags.latency,
+      recrawl: { icrEncourage },
+      model,
+      onProgress: (n, s) => {
+        const key = `${n} ${s}`;
+        if (key !== last) {
+          last = key;
+          process.stderr.write(`sweep: ${n} crawlers, ${s}\n`);
+        }
+      },
+    });
+    if (flags.out !== undefined) {
+      const files = await writeSweep(flags.out, report);
+      process.stderr.write(`wrote ${files.length} files to ${flags.out}\n`);
+    }
+    if (flags.json) process.stdout.write(JSON.stringify(report) + '\n');
+    else process.stdout.write(sweepMarkdown(report) + '\n');
   });
 
 registerAuditPaper(program);

@@ -240,7 +240,7 @@ export function timeSeriesCsv(r: ScenarioReport): string {
   return lines.join('\n') + '\n';
 }
 
-async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
+export async function renderSvg(spec: vl.TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
   const svg = await view.toSVG();
   view.finalize();

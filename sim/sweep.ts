@@ -1,0 +1,108 @@
+// The scale-adaptation curve (issue 12, item 4): the same channels crawled by
+// ever more crawlers, every strategy at each size, each judged against the
+// capacity bound of its point. The paper's claim is about this curve; its two
+// scenarios (rec: 1400 crawlers, ruc: 2800) are two points on it.
+import type { RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
+import type { Bounds, OfBound } from './bounds.js';
+import { ofBound } from './bounds.js';
+import type { SimModel } from './model.js';
+import type { Routing } from './routing.js';
+import { runScenario } from './run.js';
+
+export const DEFAULT_SWEEP_CRAWLERS: readonly number[] = [700, 1400, 2100, 2800, 4200, 5600];
+/** The shorter horizon of `sim sweep --quick-steps`. */
+export const QUICK_SWEEP_STEPS = 10_000;
+
+export interface SweepParams {
+  crawlers: readonly number[];
+  strategies: StrategyName[];
+  steps: number;
+  seed: number;
+  routing: Routing;
+  latencyPath?: string;
+  recrawl?: Partial<RecrawlOptions>;
+  model?: Partial<SimModel>;
+  /** Called as each strategy of each point starts and progresses. */
+  onProgress?: (crawlers: number, strategy: StrategyName, fraction: number) => void;
+}
+
+export interface SweepRow {
+  crawlers: number;
+  strategy: StrategyName;
+  tasks: number;
+  completed: number;
+  updateQualityWeighted: number;
+  updateQuality: number;
+  freshness: number;
+  meanAgeMinutes: number;
+  successRate: number;
+  /** Busy thread-minutes ÷ online thread-minutes. */
+  utilisation: number;
+  meanOnline: number;
+  ofBound: OfBound | null;
+}
+
+export interface SweepPoint {
+  crawlers: number;
+  meanOnline: number;
+  bounds: Bounds | null;
+  wallSeconds: number;
+}
+
+export interface SweepReport {
+  steps: number;
+  seed: number;
+  routing: Routing;
+  hosts: number;
+  model: SimModel;
+  points: SweepPoint[];
+  rows: SweepRow[];
+  wallSeconds: number;
+}
+
+export function runSweep(p: SweepParams): SweepReport {
+  const t0 = performance.now();
+  const points: SweepPoint[] = [];
+  const rows: SweepRow[] = [];
+  let hosts = 0;
+  let model: SimModel | null = null;
+  for (const n of p.crawlers) {
+    // rec's world (16000 channels, the same seed) with n crawlers.
+    const r = runScenario({
+      scenario: 'rec',
+      strategies: p.strategies,
+      routing: p.routing,
+      seed: p.seed,
+      steps: p.steps,
+      latencyPath: p.latencyPath,
+      recrawl: p.recrawl,
+      model: p.model,
+      config: { crawlers: n },
+      onProgress: p.onProgress ? (s, f) => p.onProgress!(n, s, f) : undefined,
+    });
+    hosts = r.world.hosts;
+    model = r.model;
+    let online = 0;
+    for (const s of p.strategies) {
+      const x = r.strategies[s];
+      if (x === undefined) continue;
+      online = x.meanOnline;
+      rows.push({
+        crawlers: n,
+        strategy: s,
+        tasks: x.tasksTotal,
+        completed: x.outcomes.completed,
+        updateQualityWeighted: x.updateQualityWeighted,
+        updateQuality: x.updateQuality,
+        freshness: x.freshness,
+        meanAgeMinutes: x.meanAgeMinutes,
+        successRate: x.successRate,
+        utilisation: x.capacity.threadMinutes > 0 ? x.capacity.busyMinutes / x.capacity.threadMinutes : 0,
+        meanOnline: x.meanOnline,
+        ofBound: r.bounds !== null ? ofBound(x, r.bounds) : null,
+      });
+    }
+    points.push({ crawlers: n, meanOnline: online, bounds: r.bounds, wallSeconds: r.wallSeconds });
+  }
+  return { steps: p.steps, seed: p.seed, routing: p.routing, hosts, model: model!, points, rows, wallSeconds: (performance.now() - t0) / 1000 };
+}
