@@ -117,7 +117,6 @@ export function markdown(r: ScenarioReport): string {
         metric('thread utilisation (busy / online threads)', (s) => fmt(s.threadUtilisation, 2)),
         metric('freshness (all channels)', (s) => fmt(s.freshness, 3)),
         metric('mean age (min, all channels)', (s) => fmt(s.meanAgeMinutes, 1)),
-        metric('thread utilisation (busy / online thread-minutes)', (s) => fmt(s.capacity.busyMinutes / s.capacity.threadMinutes, 3)),
         metric('tasks held beyond a full queue', (s) => String(s.held)),
         metric('reassignment rounds', (s) => String(s.reassignments)),
         metric('events', (s) => String(s.events)),

@@ -141,8 +141,8 @@ export interface ChannelRecord {
   /** Times and download times of the last L updates, oldest first. */
   updateTimes: number[];
   downloadTimes: number[];
-  /** CAF: the channel's own interval multiplier (1 = its group's interval). */
-  backoff: number;
+  /** CAF: the channel's own interval multiplier (1 or absent = its group's interval). */
+  backoff?: number;
 }
 
 export interface GroupRecord {
@@ -287,7 +287,7 @@ export function recordSuccess(state: RecrawlState, channel: number, t: number, d
   }
   if (c.group === 0 && c.sucCount === state.options.triggerUpdates + 1) state.triggerCount += 1;
   // CAF: a success says the channel's crawlers have room again.
-  if (c.backoff !== 1) c.backoff = 1 + (c.backoff - 1) / 2;
+  if (c.backoff !== undefined && c.backoff !== 1) c.backoff = 1 + (c.backoff - 1) / 2;
 }
 
 export function recordFailure(state: RecrawlState, channel: number, _t: number, kind: FailureKind = 'other'): void {
@@ -298,7 +298,7 @@ export function recordFailure(state: RecrawlState, channel: number, _t: number, 
   // fail there go to channels whose crawlers have room. A crawler's departure
   // says nothing about room.
   const o = state.options;
-  if (o.strategy === 'caf' && (kind === 'refused' || kind === 'expired')) c.backoff = Math.min(o.cafMaxBackoff, c.backoff * o.cafBackoff);
+  if (o.strategy === 'caf' && (kind === 'refused' || kind === 'expired')) c.backoff = Math.min(o.cafMaxBackoff, (c.backoff ?? 1) * o.cafBackoff);
 }
 
 // ---------------------------------------------------------------- intervals
@@ -312,7 +312,7 @@ export function groupInterval(state: RecrawlState, group: number): number {
 export function channelInterval(state: RecrawlState, channel: number): number {
   const c = state.channels[channel]!;
   const o = state.options;
-  let iv = state.groups[c.group]!.interval * c.backoff;
+  let iv = state.groups[c.group]!.interval * (c.backoff ?? 1);
   if (o.rateCap !== null) iv = Math.max(iv, c.changeInterval / o.rateCap);
   return Math.max(iv, o.minInterval);
 }
