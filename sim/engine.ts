@@ -14,6 +14,7 @@ import {
   observeLoad,
   reassign,
   recordFailure,
+  recordNoRoom,
   recordSubmit,
   recordSuccess,
   shouldReassign,
@@ -167,6 +168,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       const first = router.choose(h, t);
       if (first.length > 0) {
         held++;
+        recordNoRoom(rec, h, t);
         crawlers.hold(s, first[0]!, t);
         return;
       }

@@ -290,15 +290,21 @@ export function recordSuccess(state: RecrawlState, channel: number, t: number, d
   if (c.backoff !== undefined && c.backoff !== 1) c.backoff = 1 + (c.backoff - 1) / 2;
 }
 
-export function recordFailure(state: RecrawlState, channel: number, _t: number, kind: FailureKind = 'other'): void {
-  const c = state.channels[channel]!;
-  c.failCount += 1;
-  // CAF: the crawlers near this channel's host are full (its task found no room
-  // or waited too long): recrawl it less often, so the submissions that would
-  // fail there go to channels whose crawlers have room. A crawler's departure
-  // says nothing about room.
+export function recordFailure(state: RecrawlState, channel: number, t: number, kind: FailureKind = 'other'): void {
+  state.channels[channel]!.failCount += 1;
+  // A crawler's departure says nothing about room.
+  if (kind === 'refused' || kind === 'expired') recordNoRoom(state, channel, t);
+}
+
+/** The channel's task found no crawler with room (refused, held beyond a full
+ * queue, or expired waiting). CAF recrawls such a channel less often, so the
+ * submissions that would wait or fail there go to channels whose crawlers have
+ * room; the other strategies ignore it. */
+export function recordNoRoom(state: RecrawlState, channel: number, _t: number): void {
   const o = state.options;
-  if (o.strategy === 'caf' && (kind === 'refused' || kind === 'expired')) c.backoff = Math.min(o.cafMaxBackoff, (c.backoff ?? 1) * o.cafBackoff);
+  if (o.strategy !== 'caf') return;
+  const c = state.channels[channel]!;
+  c.backoff = Math.min(o.cafMaxBackoff, (c.backoff ?? 1) * o.cafBackoff);
 }
 
 // ---------------------------------------------------------------- intervals
