@@ -262,13 +262,21 @@ function lineSpec(title: string, values: Record<string, unknown>[], y: string, y
   } as vl.TopLevelSpec;
 }
 
-export async function writeOut(dir: string, r: ScenarioReport): Promise<string[]> {
+/** Creates dir; put(name, text) writes a file there and lists it in files. */
+export function outputDir(dir: string): { files: string[]; put: (name: string, text: string) => void } {
   mkdirSync(dir, { recursive: true });
   const files: string[] = [];
-  const put = (name: string, text: string) => {
-    writeFileSync(join(dir, name), text);
-    files.push(join(dir, name));
+  return {
+    files,
+    put(name, text) {
+      writeFileSync(join(dir, name), text);
+      files.push(join(dir, name));
+    },
   };
+}
+
+export async function writeOut(dir: string, r: ScenarioReport): Promise<string[]> {
+  const { files, put } = outputDir(dir);
   put('report.json', JSON.stringify(r, null, 1) + '\n');
   put('summary.json', JSON.stringify(jsonSummary(r), null, 2) + '\n');
   put('tables.md', markdown(r));

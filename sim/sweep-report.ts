@@ -1,10 +1,8 @@
 // `sim sweep`'s output: Markdown for the terminal, CSV and JSON for analysis,
 // and the curves as SVG (tasks, weighted quality, true freshness and success
 // rate against the crawler count, with the capacity bound where there is one).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type * as vl from 'vega-lite';
-import { renderSvg } from './report.js';
+import { outputDir, renderSvg } from './report.js';
 import type { SweepReport, SweepRow } from './sweep.js';
 
 function fmt(x: number, digits: number): string {
@@ -90,12 +88,7 @@ function curve(title: string, values: Record<string, unknown>[], y: string, yTit
 
 /** Writes sweep.json, sweep.csv, sweep.md and one SVG per curve into dir. */
 export async function writeSweep(dir: string, s: SweepReport): Promise<string[]> {
-  mkdirSync(dir, { recursive: true });
-  const files: string[] = [];
-  const put = (name: string, text: string) => {
-    writeFileSync(join(dir, name), text);
-    files.push(join(dir, name));
-  };
+  const { files, put } = outputDir(dir);
   put('sweep.json', JSON.stringify(s, null, 1) + '\n');
   put('sweep.csv', sweepCsv(s));
   put('sweep.md', sweepMarkdown(s));
