@@ -307,6 +307,20 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     expect(b.status).toBe(1);
     expect(b.stderr).toMatch(/cannot use latency file/);
   });
+  it('sweep: one point, every strategy, CSV/JSON/SVG out, the bound beside each', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'simsweep-'));
+    const r = cli('sweep', '--crawlers', '60', '--steps', '300', '--json', '--out', dir);
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout) as { points: { crawlers: number; bounds: Record<string, number> }[]; rows: { strategy: string; updateQualityWeighted: number }[] };
+    expect(j.points.map((p) => p.crawlers)).toEqual([60]);
+    expect(j.rows.map((x) => x.strategy)).toEqual([...STRATEGIES]);
+    for (const row of j.rows) expect(row.updateQualityWeighted).toBeLessThanOrEqual(j.points[0]!.bounds.updateQualityWeighted);
+    const files = readdirSync(dir);
+    for (const f of ['sweep.json', 'sweep.csv', 'sweep.md', 'tasks.svg', 'quality.svg', 'freshness.svg', 'success.svg']) expect(files).toContain(f);
+    const bad = cli('sweep', '--crawlers', '60,x');
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/--crawlers must be an integer/);
+  });
   it('runs --quick --json and writes --out files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'simout-'));
     const r = cli('run', '--quick', '--steps', '1500', '--scenario', 'ruc', '--json', '--out', dir);
