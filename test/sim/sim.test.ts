@@ -311,7 +311,7 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'simsweep-'));
     const r = cli('sweep', '--crawlers', '60', '--steps', '300', '--json', '--out', dir);
     expect(r.status).toBe(0);
-    const j = JSON.parse(r.stdout) as { points: { crawlers: number; bounds: Record<string, number> }[]; rows: { strategy: string; updateQualityWeighted: number }[] };
+    const j = JSON.parse(r.stdout) as { points: { crawlers: number; bounds: { updateQualityWeighted: number } }[]; rows: { strategy: string; updateQualityWeighted: number }[] };
     expect(j.points.map((p) => p.crawlers)).toEqual([60]);
     expect(j.rows.map((x) => x.strategy)).toEqual([...STRATEGIES]);
     for (const row of j.rows) expect(row.updateQualityWeighted).toBeLessThanOrEqual(j.points[0]!.bounds.updateQualityWeighted);
