@@ -1,0 +1,66 @@
+// The NAT-traversal parts of a volcrawl peer's libp2p stack (docs/nat.md,
+// "Design for phase 2"): AutoNAT v2 (client and server) to confirm public
+// addresses, Circuit Relay v2 (a client that holds reservations, and a server
+// with limits on public peers), DCUtR's connection reversal, UPnP/NAT-PMP port
+// mapping (AutoNAT confirms the mapping; never on a LAN network), volcrawl's
+// own TCP hole punch, and the reachability service that reads what they found.
+// libp2p.ts merges these into the stack; nothing here starts on its own.
+import { autoNATv2 } from '@libp2p/autonat-v2';
+import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
+import { dcutr } from '@libp2p/dcutr';
+import { uPnPNAT } from '@libp2p/upnp-nat';
+import { holePunch, type HolePunchInit } from './holepunch/index.js';
+import { reachability } from './reachability.js';
+
+/** Relay service limits (per reservation / relayed connection; docs/nat.md, "Relay service"). */
+export interface RelayServerLimits {
+  /** Reservations held at once (one per peer id). */
+  maxReservations: number;
+  /** How long a reservation lasts unless refreshed, ms. */
+  reservationTtlMs: number;
+  /** Bytes one relayed connection may carry (both ways) before the relay cuts it. */
+  dataLimitBytes: number;
+  /** How long one relayed connection may last, ms. */
+  durationLimitMs: number;
+}
+
+/** Sized for what crosses a relay: tasks and acknowledgements (a few KiB), never pages. */
+export const VOLUNTEER_RELAY_LIMITS: RelayServerLimits = { maxReservations: 32, reservationTtlMs: 30 * 60_000, dataLimitBytes: 256 * 1024, durationLimitMs: 10 * 60_000 };
+export const MANAGER_RELAY_LIMITS: RelayServerLimits = { ...VOLUNTEER_RELAY_LIMITS, maxReservations: 256 };
+
+export interface NatOptions {
+  /** Offer relay service with these limits (the manager; volunteers that know they are public). */
+  relayServer?: RelayServerLimits;
+  /** Relays to hold reservations on when not publicly reachable (discovered among connected peers; default 2, 0 for none). */
+  relayReservations?: number;
+  /** Ask the router for a port mapping (UPnP IGD / NAT-PMP). Default false: it opens a port in the owner's router. */
+  upnp?: boolean;
+  /** volcrawl's TCP hole punch (observers are set later by the node, from its bootstrap peers). */
+  holePunch?: HolePunchInit | false;
+  /** A LAN network: every (private) address counts as reachable. */
+  lan?: boolean;
+}
+
+/** The transports, services and extra listen addresses the NAT parts add to a stack. */
+export function natStackParts(o: NatOptions): { transports: unknown[]; services: Record<string, unknown>; listen: string[] } {
+  const reservations = o.relayReservations ?? 2;
+  const services: Record<string, unknown> = {
+    autonat: autoNATv2(),
+    dcutr: dcutr(),
+    reachability: reachability({ lan: o.lan === true }),
+  };
+  if (o.holePunch !== false) services.holePunch = holePunch({ ...(o.holePunch ?? {}), allowPrivateAddrs: o.lan === true || o.holePunch?.allowPrivateAddrs === true });
+  if (o.upnp === true && o.lan !== true) services.upnp = uPnPNAT({ autoConfirmAddress: false, portMappingDescription: 'volcrawl volunteer' });
+  if (o.relayServer !== undefined) {
+    const l = o.relayServer;
+    services.relay = circuitRelayServer({
+      reservations: { maxReservations: l.maxReservations, reservationTtl: l.reservationTtlMs, defaultDataLimit: BigInt(l.dataLimitBytes), defaultDurationLimit: l.durationLimitMs, applyDefaultLimit: true },
+    });
+  }
+  return {
+    transports: [circuitRelayTransport({ reservationCompletionTimeout: 20_000 })],
+    services,
+    // Discovery mode: a relay among the connected peers, never fatal at start (a configured relay that refuses is).
+    listen: Array.from({ length: reservations }, () => '/p2p-circuit'),
+  };
+}
