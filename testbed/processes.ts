@@ -264,8 +264,8 @@ export interface ManagerProcess extends ProcessHandle {
  * and --log-level default to 127.0.0.1, any port, warn unless `extraArgs` set
  * them); resolves once it prints the join command.
  */
-export async function startManagerProcess(dataDir: string, extraArgs: string[] = [], io: SpawnIo = {}): Promise<ManagerProcess> {
-  const args = withDefaults(['serve', '--data-dir', dataDir, '--lan', ...extraArgs], [
+export async function startManagerProcess(dataDir: string, extraArgs: string[] = [], io: SpawnIo = {}, o: { lan?: boolean } = {}): Promise<ManagerProcess> {
+  const args = withDefaults(['serve', '--data-dir', dataDir, ...(o.lan === false ? [] : ['--lan']), ...extraArgs], [
     ['--listen', '/ip4/127.0.0.1/tcp/0'],
     ['--http-port', '0'],
     ['--log-level', 'warn'],
@@ -293,14 +293,16 @@ export interface VolunteerProcess extends ProcessHandle {
  * `volunteer-crawler join <manager> --manager <id> --allow-private --lan …`
  * (--log-level info unless `extraArgs` sets it); returns at once.
  */
-export function spawnVolunteerProcess(name: string, manager: { peerId: string; addrs: string[] }, dataDir: string, extraArgs: string[] = [], io: SpawnIo = {}): ProcessHandle {
-  const args = withDefaults(['join', ...manager.addrs, '--manager', manager.peerId, '--allow-private', '--lan', '--data-dir', dataDir, '--listen', '/ip4/127.0.0.1/tcp/0', '--no-status', ...extraArgs], [['--log-level', 'info']]);
+export function spawnVolunteerProcess(name: string, manager: { peerId: string; addrs: string[] }, dataDir: string, extraArgs: string[] = [], io: SpawnIo = {}, o: { lan?: boolean } = {}): ProcessHandle {
+  // lan: false (the NAT test network) runs the NAT stack and listens only where extraArgs say.
+  const base = o.lan === false ? [] : ['--lan', '--listen', '/ip4/127.0.0.1/tcp/0'];
+  const args = withDefaults(['join', ...manager.addrs, '--manager', manager.peerId, '--allow-private', ...base, '--data-dir', dataDir, '--no-status', ...extraArgs], [['--log-level', 'info']]);
   return spawnBin(name, 'volunteer-crawler.js', args, io);
 }
 
 /** spawnVolunteerProcess, resolving once its node is up (needs --log-level info or lower). */
-export async function startVolunteerProcess(name: string, manager: { peerId: string; addrs: string[] }, dataDir: string, extraArgs: string[] = [], io: SpawnIo = {}): Promise<VolunteerProcess> {
-  const h = spawnVolunteerProcess(name, manager, dataDir, extraArgs, io);
+export async function startVolunteerProcess(name: string, manager: { peerId: string; addrs: string[] }, dataDir: string, extraArgs: string[] = [], io: SpawnIo = {}, o: { lan?: boolean } = {}): Promise<VolunteerProcess> {
+  const h = spawnVolunteerProcess(name, manager, dataDir, extraArgs, io, o);
   const peerId = await startedWith(h, (line) => {
     if (!line.startsWith('{')) return undefined;
     try {

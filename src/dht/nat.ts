@@ -42,7 +42,7 @@ export interface NatOptions {
 }
 
 /** The transports, services and extra listen addresses the NAT parts add to a stack. */
-export function natStackParts(o: NatOptions): { transports: unknown[]; services: Record<string, unknown>; listen: string[] } {
+export function natStackParts(o: NatOptions): { transports: ReturnType<typeof circuitRelayTransport>[]; services: Record<string, unknown>; listen: string[] } {
   const reservations = o.relayReservations ?? 2;
   const services: Record<string, unknown> = {
     autonat: autoNATv2(),
@@ -64,3 +64,8 @@ export function natStackParts(o: NatOptions): { transports: unknown[]; services:
     listen: Array.from({ length: reservations }, () => '/p2p-circuit'),
   };
 }
+
+/** The manager's NAT parts: public by its operator's --announce, it relays for
+ * NATed volunteers, observes their punch ports and confirms their addresses
+ * (AutoNAT server); it never reserves on a relay nor punches. */
+export const MANAGER_NAT: NatOptions = { relayServer: MANAGER_RELAY_LIMITS, relayReservations: 0, holePunch: { auto: false } };

@@ -78,7 +78,9 @@ export async function sendTask(
   for (let i = 0; i < attempts; i++) {
     let stream: Stream;
     try {
-      stream = await libp2p.dialProtocol(peerIdFromString(peer), TASK_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
+      // A NATed volunteer may be reachable only through a relay (docs/nat.md): an
+      // order is a few KiB, well inside a relayed connection's limits.
+      stream = await libp2p.dialProtocol(peerIdFromString(peer), TASK_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs), runOnLimitedConnection: true });
     } catch (err) {
       lastErr = err;
       continue;
@@ -147,7 +149,8 @@ export class TaskReceiver<T extends { id: string }> {
   }
 
   async start(): Promise<void> {
-    await this.o.libp2p.handle(TASK_PROTOCOL, (s, c) => this.onStream(s, c), { maxInboundStreams: 128, maxOutboundStreams: 128 });
+    // Orders arrive over relayed (limited) connections too: that is how a NATed volunteer gets them.
+    await this.o.libp2p.handle(TASK_PROTOCOL, (s, c) => this.onStream(s, c), { maxInboundStreams: 128, maxOutboundStreams: 128, runOnLimitedConnection: true });
   }
 
   /** Stop accepting: every later order is answered 'leaving'. */

@@ -6,8 +6,10 @@
 // (the bootstrap peers: the manager and public volunteers), and tells the
 // owner: a log line on every change, and a snapshot for the status line.
 import type { Logger } from 'pino';
+import type { Command } from 'commander';
 import { multiaddr } from '@multiformats/multiaddr';
-import type { HolePunch, PunchFailure, PunchSuccess } from '../dht/holepunch/index.js';
+import { VOLUNTEER_RELAY_LIMITS, type NatOptions } from '../dht/nat.js';
+import type { HolePunch, PunchFailure, PunchMapping, PunchSuccess } from '../dht/holepunch/index.js';
 import type { Reachability, ReachabilityService } from '../dht/reachability.js';
 
 export interface NatServiceOptions {
@@ -37,6 +39,14 @@ export class NatService {
   private readonly onChange = (e: CustomEvent<Reachability>): void => void this.apply(e.detail);
   private readonly onPunch = (e: CustomEvent<PunchSuccess>): void =>
     this.o.log.info({ peer: e.detail.peer, role: e.detail.role, ms: e.detail.ms, remote: e.detail.remote }, 'hole punched: direct connection');
+  private natType = 'unknown';
+  private readonly onMapping = (e: CustomEvent<PunchMapping>): void => {
+    if (e.detail.natType === this.natType) return;
+    this.natType = e.detail.natType;
+    const at = e.detail.mapping === null ? null : `${e.detail.mapping.ip}:${e.detail.mapping.port}`;
+    const punchable = e.detail.natType === 'symmetric' ? 'hole punching cannot work through it' : 'hole punching can work';
+    this.o.log.info({ natType: e.detail.natType, mapping: at, observers: e.detail.observations.length }, `NAT type: ${e.detail.natType} (${punchable})`);
+  };
   private readonly onPunchFailure = (e: CustomEvent<PunchFailure>): void => {
     if (e.detail.final) this.o.log.info({ peer: e.detail.peer, role: e.detail.role, reason: e.detail.reason }, 'hole punch failed: staying on the relay');
   };
@@ -48,6 +58,7 @@ export class NatService {
     this.o.holePunch?.setObservers(observers);
     this.o.holePunch?.addEventListener('punch:success', this.onPunch);
     this.o.holePunch?.addEventListener('punch:failure', this.onPunchFailure);
+    this.o.holePunch?.addEventListener('mapping:change', this.onMapping);
     this.o.reachability.addEventListener('change', this.onChange);
     await this.apply(this.o.reachability.current());
   }
@@ -56,6 +67,7 @@ export class NatService {
     this.o.reachability.removeEventListener('change', this.onChange);
     this.o.holePunch?.removeEventListener('punch:success', this.onPunch);
     this.o.holePunch?.removeEventListener('punch:failure', this.onPunchFailure);
+    this.o.holePunch?.removeEventListener('mapping:change', this.onMapping);
   }
 
   status(): NatStatus {
@@ -86,5 +98,52 @@ export function describe(r: Pick<Reachability, 'state' | 'direct' | 'relays'>): 
       return 'finding out whether others can reach this node';
     case 'unreachable':
       return 'behind NAT, no relay yet: nobody can reach this node';
+  }
+}
+
+/** The join flags that shape NAT handling. */
+export interface NatFlags {
+  lan?: boolean;
+  upnp?: boolean;
+  relay?: boolean;
+}
+
+/** Adds join's NAT flags (--upnp, --relay) to a command. */
+export function registerNatFlags(cmd: Command): Command {
+  return cmd
+    .option('--upnp', "ask the home router for a port mapping (UPnP / NAT-PMP); opens a port in the router's firewall while the node runs", false)
+    .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection)`, false);
+}
+
+/** The stack's NAT options for a volunteer: none on a LAN network (everyone dials everyone there). */
+export function volunteerNatOptions(flags: NatFlags): NatOptions | undefined {
+  if (flags.lan === true) return undefined;
+  return { upnp: flags.upnp === true, ...(flags.relay === true ? { relayServer: VOLUNTEER_RELAY_LIMITS } : {}), holePunch: {} };
+}
+
+/** What the node service needs of a stack: kad-dht, and the NAT services when it was built with NAT options. */
+export interface NatCapableLibp2p {
+  services: { dht: NatServiceOptions['dht']; reachability?: ReachabilityService; holePunch?: HolePunch };
+}
+
+/** The node service for a stack built with NAT options (undefined for a LAN node). */
+export function natNodeService(libp2p: NatCapableLibp2p, bootstrap: string[], log: Logger): NatService | undefined {
+  const reachability = libp2p.services.reachability;
+  if (reachability === undefined) return undefined;
+  return new NatService({ reachability, holePunch: libp2p.services.holePunch, dht: libp2p.services.dht, observers: bootstrap, log });
+}
+
+/** One short field for the status line. */
+export function formatNatStatus(s: NatStatus): string {
+  const punched = s.punched > 0 ? `, ${s.punched} punched` : '';
+  switch (s.reachability) {
+    case 'public':
+      return `public${punched}`;
+    case 'mapped':
+      return `mapped ${s.direct[0] ?? ''}${punched}`;
+    case 'relayed':
+      return `relayed via ${s.relays}${punched}`;
+    default:
+      return s.reachability;
   }
 }

@@ -1,0 +1,101 @@
+// The real executables in the NAT test network without --lan (the NAT stack
+// runs): `dht-manager serve` on the public segment, `volunteer-crawler join`
+// on public hosts (offering relay service) and behind the routers, NATed ones
+// bootstrapping through the manager and the public volunteers (two observers
+// of their punch port tell a cone NAT from a symmetric one). Shared by
+// test/nat/join.test.ts and `npm run nat-check`.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NatNet, type NatNetSpec } from './network.js';
+import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../processes.js';
+
+/** What a volunteer logged about its reachability and NAT (node/nat-service.ts). */
+export interface NatLogLine {
+  msg?: string;
+  reachability?: string;
+  dht?: string;
+  relays?: string[];
+  direct?: string[];
+  peer?: string;
+  reason?: string;
+  natType?: string;
+  mapping?: string;
+}
+
+export interface VolunteerNat {
+  /** The last reachability it logged, and its DHT mode then. */
+  reachability: string | null;
+  dht: string | null;
+  relays: number;
+  /** The last NAT type its hole punch logged. */
+  natType: string | null;
+  punched: number;
+  punchFailed: number;
+}
+
+export class JoinNet {
+  readonly volunteers = new Map<string, VolunteerProcess>();
+  manager!: ManagerProcess;
+
+  private constructor(
+    readonly net: NatNet,
+    private readonly dir: string,
+  ) {}
+
+  /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings). */
+  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[] }): Promise<JoinNet> {
+    const net = NatNet.build(spec);
+    const jn = new JoinNet(net, mkdtempSync(join(tmpdir(), 'volcrawl-nat-join-')));
+    try {
+      const announce = `/ip4/${net.host('manager').ip}/tcp/4101`;
+      jn.manager = await startManagerProcess(join(jn.dir, 'manager'), ['--listen', '/ip4/0.0.0.0/tcp/4101', '--announce', announce], net.io('manager'), { lan: false });
+      const listen = ['--listen', '/ip4/0.0.0.0/tcp/4001', '--threads', '1'];
+      await Promise.all(o.publicVolunteers.map(async (h) => jn.volunteers.set(h, await startVolunteerProcess(h, jn.manager, join(jn.dir, h), [...listen, '--relay'], net.io(h), { lan: false }))));
+      const boot = { peerId: jn.manager.peerId, addrs: [...jn.manager.addrs, ...o.publicVolunteers.map((h) => `/ip4/${net.host(h).ip}/tcp/4001/p2p/${jn.volunteers.get(h)!.peerId}`)] };
+      const natted = spec.routers.flatMap((r) => (r.hosts ?? []).map((h) => ({ h, upnp: r.upnp === true }))).filter(({ h }) => !(o.skip ?? []).includes(h));
+      await Promise.all(natted.map(async ({ h, upnp }) => jn.volunteers.set(h, await startVolunteerProcess(h, boot, join(jn.dir, h), [...listen, ...(upnp ? ['--upnp'] : [])], net.io(h), { lan: false }))));
+      return jn;
+    } catch (err) {
+      await jn.stop();
+      throw err;
+    }
+  }
+
+  /** Its JSON log lines that carry NAT fields, oldest first. */
+  natLines(host: string): NatLogLine[] {
+    const out: NatLogLine[] = [];
+    const h = this.volunteers.get(host)!;
+    // The whole log (a fresh file per process); the in-memory tail when there is no file.
+    const text = h.logFile !== null ? readFileSync(h.logFile, 'utf8') : h.output(100_000);
+    for (const l of text.split('\n')) {
+      if (!l.startsWith('{') || !/"(reachability|natType)":|hole punch/.test(l)) continue;
+      try {
+        out.push(JSON.parse(l) as NatLogLine);
+      } catch {
+        // not JSON after all
+      }
+    }
+    return out;
+  }
+
+  /** The last state each kind of line reported. */
+  natOf(host: string): VolunteerNat {
+    const lines = this.natLines(host);
+    const last = <K extends keyof NatLogLine>(k: K) => lines.findLast((l) => l[k] !== undefined)?.[k];
+    const reach = lines.findLast((l) => l.reachability !== undefined);
+    return {
+      reachability: reach?.reachability ?? null,
+      dht: reach?.dht ?? null,
+      relays: reach?.relays?.length ?? 0,
+      natType: (last('natType') as string | undefined) ?? null,
+      punched: lines.filter((l) => l.msg?.startsWith('hole punched') === true).length,
+      punchFailed: lines.filter((l) => l.msg?.startsWith('hole punch failed') === true).length,
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.net.destroy();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
