@@ -35,15 +35,19 @@ const progress = (s: string) => process.stderr.write(`nat-check: ${s}\n`);
 progress(`building the network; manager, ${PUBLIC_VOLUNTEERS.length} public and ${natted.length} NATed volunteers${hasUpnp() ? '' : ' (no miniupnpd: the UPnP router is a plain cone NAT)'}`);
 const jn = await JoinNet.start(DEFAULT_SPEC, { publicVolunteers: PUBLIC_VOLUNTEERS });
 let states: Record<string, VolunteerNat> = {};
+const t0 = Date.now();
 try {
-  // Settled: every volunteer past 'starting', every NATed one with a NAT type from two observers.
+  // Settled: public volunteers confirmed public, the one behind the UPnP router mapped (where miniupnpd
+  // runs), every NATed one past 'starting' with a NAT type from two observers — or the wait is over.
   const end = Date.now() + waitS * 1000;
-  const settled = (h: string, s: VolunteerNat) => s.reachability !== null && s.reachability !== 'starting' && (PUBLIC_VOLUNTEERS.includes(h) || (s.natType !== null && s.natType !== 'unknown'));
+  const upnpHosts = hasUpnp() ? DEFAULT_SPEC.routers.filter((r) => r.upnp === true).flatMap((r) => r.hosts ?? []) : [];
+  const settled = (h: string, s: VolunteerNat) =>
+    PUBLIC_VOLUNTEERS.includes(h) ? s.reachability === 'public' : upnpHosts.includes(h) ? s.reachability === 'mapped' : s.reachability !== null && s.reachability !== 'starting' && s.natType !== null && s.natType !== 'unknown';
   for (;;) {
     states = Object.fromEntries([...jn.volunteers.keys()].map((h) => [h, jn.natOf(h)]));
     const pending = Object.entries(states).filter(([h, s]) => !settled(h, s)).map(([h]) => h);
     if (pending.length === 0 || Date.now() > end) {
-      if (pending.length > 0) progress(`not settled after ${waitS} s: ${pending.join(', ')}`);
+      progress(pending.length > 0 ? `not settled after ${waitS} s: ${pending.join(', ')}` : `settled after ${Math.round((Date.now() - t0) / 1000)} s`);
       break;
     }
     await new Promise((r) => setTimeout(r, 1000));
