@@ -105,6 +105,9 @@ const bundle = await esbuild.build({
   format: 'esm',
   target: 'node20',
   metafile: true,
+  // UPnP's SSDP client reads its own package.json at run time
+  // (require('../../package.json')), which no bundle can resolve: it stays in node_modules.
+  external: ['@achingbrain/ssdp'],
   // Bundled CommonJS modules call require(): give them one.
   banner: { js: "import { createRequire as __volcrawlRequire } from 'node:module'; const require = __volcrawlRequire(import.meta.url);" },
   logLevel: 'warning',

@@ -19,6 +19,9 @@ import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } 
 import type { Identify } from '@libp2p/identify';
 import type { PrivateKey } from '@libp2p/interface';
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from './announce.js';
+import { natStackParts, type NatOptions } from './nat.js';
+import type { HolePunch } from './holepunch/index.js';
+import type { ReachabilityService } from './reachability.js';
 
 export const DHT_PROTOCOL = '/volcrawl/kad/1.0.0';
 // The provider record lifetime and kad-dht's schedule for it live in
@@ -35,6 +38,9 @@ export type VolcrawlServices = {
   identify: Identify;
   ping: Ping;
   dht: KadDHT;
+  /** With `nat` (docs/nat.md): how others can reach this peer, and the hole punch. */
+  reachability?: ReachabilityService;
+  holePunch?: HolePunch;
 };
 export type VolcrawlLibp2p = Libp2p<VolcrawlServices>;
 
@@ -57,19 +63,22 @@ export interface Libp2pOptions {
   /** Multiply libp2p's dial/upgrade/negotiation timeouts (a heavily loaded
    * one-process test network needs more than the defaults). */
   timeoutScale?: number;
+  /** Run the NAT-traversal parts (src/dht/nat.ts): not on a LAN network, where everyone can dial everyone. */
+  nat?: NatOptions;
 }
 
 export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<VolcrawlLibp2p> {
   const ttl = opts.providerTtlMs ?? DEFAULT_PROVIDER_TTL_MS;
   const scale = opts.timeoutScale ?? 1;
   const timing = providerTiming(ttl);
+  const nat = opts.nat !== undefined ? natStackParts(opts.nat) : undefined;
   return createLibp2p({
     privateKey: opts.privateKey,
     addresses: {
-      listen: opts.listen ?? ['/ip4/0.0.0.0/tcp/0'],
+      listen: [...(opts.listen ?? ['/ip4/0.0.0.0/tcp/0']), ...(nat?.listen ?? [])],
       ...(opts.announce !== undefined && opts.announce.length > 0 ? { announce: opts.announce } : {}),
     },
-    transports: [tcp()],
+    transports: [tcp(), ...(nat?.transports ?? [])],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux({ enableKeepAlive: false })],
     connectionMonitor: { pingInterval: opts.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS, pingTimeout: { minTimeout: 5_000 * scale, maxTimeout: 60_000 * scale } },
@@ -99,6 +108,7 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
         // records past half-life cost a network query.
         reprovide: { validity: timing.validityMs, threshold: timing.thresholdMs, interval: timing.checkMs },
       }),
+      ...nat?.services,
     },
   });
 }

@@ -20,7 +20,7 @@ import type { DispatchResult, IssuedTask } from './services/tasks.js';
 
 /** The libp2p options the manager takes; its connection limit and timeouts
  * stay at createVolcrawlLibp2p's defaults. */
-type ManagerLibp2pOptions = Pick<Libp2pOptions, 'privateKey' | 'listen' | 'announce' | 'allowPrivateAddrs' | 'providerTtlMs' | 'inboundConnectionThreshold'>;
+type ManagerLibp2pOptions = Pick<Libp2pOptions, 'privateKey' | 'listen' | 'announce' | 'allowPrivateAddrs' | 'providerTtlMs' | 'inboundConnectionThreshold' | 'nat'>;
 
 export interface ManagerNodeOptions extends ManagerLibp2pOptions {
   manager: Manager;

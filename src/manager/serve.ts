@@ -19,6 +19,7 @@ import { Sampler } from './dashboard/sampler.js';
 import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
 import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api/auth.js';
 import { allowedHostArg } from './api/guard.js';
+import { MANAGER_NAT } from '../dht/nat.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -121,7 +122,7 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       announce: flags.announce,
       allowPrivateAddrs: flags.lan,
       routeConcurrency: flags.routeConcurrency,
-      ...(flags.lan ? { inboundConnectionThreshold: 1000 } : {}),
+      ...(flags.lan ? { inboundConnectionThreshold: 1000 } : { nat: MANAGER_NAT }),
       log,
     });
     const sampler = new Sampler(manager, node, flags.dashboardSampleMs ?? Math.max(1000, 5000 / (flags.timeScale ?? 1)));

@@ -13,6 +13,7 @@ import { LazyRunner } from './lazy-runner.js';
 import { parseBootstrap, VolunteerNode, type TaskRunner } from './node.js';
 import { formatStatus } from './status.js';
 import { loadTestPlugin } from './test-plugin.js';
+import { formatNatStatus, natNodeService, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 
 /** V8's young generation for `join`, MB per semi-space. The default (16) is
@@ -58,10 +59,12 @@ export interface JoinFlags {
   coordMaxInterval: number;
   maxConnections: number;
   seed?: number;
+  upnp?: boolean;
+  relay?: boolean;
 }
 
 export function registerJoin(program: Command): void {
-  program
+  const join = program
     .command('join')
     .description('join the crawl network through one or more bootstrap peers and run tasks until stopped (Ctrl-C migrates work away and leaves)')
     .argument('[bootstrap...]', 'bootstrap multiaddrs ending in /p2p/<peer id>')
@@ -81,8 +84,8 @@ export function registerJoin(program: Command): void {
     .option('--coord-interval <ms>', 'gap between coordinate probing rounds while the coordinate settles (and after an RTT changed)', intArg('--coord-interval', 50, 600_000), 1000)
     .option('--coord-max-interval <ms>', 'longest gap between probing rounds once the coordinate is settled', intArg('--coord-max-interval', 50, 3_600_000), 30_000)
     .option('--max-connections <n>', 'libp2p connections kept at most (neighbours and DHT-closest peers are kept first)', intArg('--max-connections', 8, 10_000), VOLUNTEER_MAX_CONNECTIONS)
-    .option('--seed <n>', 'seed for this node\'s random choices', intArg('--seed', 0, 2 ** 32 - 1))
-    .action(async (bootstrap: string[], flags: JoinFlags) => {
+    .option('--seed <n>', 'seed for this node\'s random choices', intArg('--seed', 0, 2 ** 32 - 1));
+  registerNatFlags(join).action(async (bootstrap: string[], flags: JoinFlags) => {
       await runJoin(bootstrap, flags);
     });
 }
@@ -107,6 +110,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   const { key, created, path } = await loadOrCreateIdentity(flags.dataDir);
   log.info({ identity: path, created }, created ? 'created a new identity' : 'loaded identity');
   const plugin = await loadTestPlugin(log);
+  let nat: NatService | undefined; // behind NAT (not --lan): reachability, relays, the hole punch
   const node = await VolunteerNode.start({
     privateKey: key,
     manager: flags.manager,
@@ -115,6 +119,11 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     announce: flags.announce,
     bootstrap,
     allowPrivateAddrs: flags.lan === true,
+    nat: volunteerNatOptions(flags),
+    services: (n) => {
+      nat = natNodeService(n.libp2p, bootstrap, log);
+      return nat !== undefined ? [nat] : [];
+    },
     maxConnections: flags.maxConnections,
     coordIntervalMs: flags.coordInterval,
     coordMaxIntervalMs: flags.coordMaxInterval,
@@ -124,9 +133,9 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   if (tty) process.stderr.write(`volcrawl: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  logs: ${joinPath(flags.dataDir, 'volunteer.log')}\n`);
   let timer: ReturnType<typeof setInterval> | undefined;
   if (tty) {
-    timer = setInterval(() => process.stderr.write(`\r\x1b[2K${formatStatus(node.status(), process.stderr.columns ?? 120)}`), 1000);
+    timer = setInterval(() => process.stderr.write(`\r\x1b[2K${formatStatus(node.status(), process.stderr.columns ?? 120)}${nat !== undefined ? ` | ${formatNatStatus(nat.status())}` : ''}`), 1000);
   } else {
-    timer = setInterval(() => log.info({ status: node.status() }, 'status'), 60_000);
+    timer = setInterval(() => log.info({ status: node.status(), ...(nat !== undefined ? { nat: nat.status() } : {}) }, 'status'), 60_000);
     timer.unref();
   }
   await untilSignal(log, async (sig) => {
