@@ -443,10 +443,18 @@ function resetWindow(state: RecrawlState, now: number): void {
   state.rounds += 1;
 }
 
-/** IIR (§3.1): new interval = mean of the channels' hIntervals, × δ if the group's
- * success rate beat the last one; then checkPriorities. */
-export function reassignIIR(state: RecrawlState, now: number): RoundReport {
-  const o = state.options;
+/** What IIR reads from a window (per group): the sum and number of the channels'
+ * hIntervals (channels updated in the window), tasks submitted and successful. */
+export interface IirInputs {
+  sumIv: number[];
+  cnt: number[];
+  sub: number[];
+  suc: number[];
+}
+
+/** IIR's inputs summed over the channel records, in channel order (the simulator's way;
+ * window-stats.ts keeps the same figures as exact running sums instead). */
+export function iirInputs(state: RecrawlState): IirInputs {
   const k = state.groups.length;
   const sumIv = new Array<number>(k).fill(0);
   const cnt = new Array<number>(k).fill(0);
@@ -461,6 +469,20 @@ export function reassignIIR(state: RecrawlState, now: number): RoundReport {
     sub[c.group]! += c.subCount;
     suc[c.group]! += c.sucCount;
   }
+  return { sumIv, cnt, sub, suc };
+}
+
+/** IIR (§3.1): new interval = mean of the channels' hIntervals, × δ if the group's
+ * success rate beat the last one; then checkPriorities. */
+export function reassignIIR(state: RecrawlState, now: number): RoundReport {
+  return applyIIR(state, iirInputs(state), now);
+}
+
+/** IIR's round from its inputs (however they were summed); starts a new window. */
+export function applyIIR(state: RecrawlState, inputs: IirInputs, now: number): RoundReport {
+  const o = state.options;
+  const k = state.groups.length;
+  const { sumIv, cnt, sub, suc } = inputs;
   const next: number[] = [];
   const rates: (number | null)[] = [];
   const enc: boolean[] = [];
@@ -487,10 +509,23 @@ export function reassignIIR(state: RecrawlState, now: number): RoundReport {
   return { at: now, strategy: 'iir', intervals: final, successRates: rates, encouraged: enc };
 }
 
-/** ICR (§3.2): θ from equation (4) using the last L updates, × δ if the system's
- * success rate beat the last one; intervals θ·Δt·Πω; then checkPriorities. */
-export function reassignICR(state: RecrawlState, now: number): RoundReport {
-  const o = state.options;
+/** What ICR reads: per group the sum of the channels' mean download times t̄ (over the
+ * channels with an update kept) and how many have one, the group sizes; over all
+ * channels the same sum and count, the observed load Σ λ·t̄, and the window's tasks
+ * submitted and successful. */
+export interface IcrInputs {
+  tSum: number[];
+  tKnown: number[];
+  members: number[];
+  allT: number;
+  allN: number;
+  observedLoad: number;
+  sub: number;
+  suc: number;
+}
+
+/** ICR's inputs summed over the channel records in channel order (the simulator's way). */
+export function icrInputs(state: RecrawlState, now: number): IcrInputs {
   const k = state.groups.length;
   // Per channel t̄ and λ from the last L updates; channels without any update yet
   // use their group's mean t̄ (or the global mean) in the demand term.
@@ -519,6 +554,20 @@ export function reassignICR(state: RecrawlState, now: number): RoundReport {
       observedLoad += h.rate * h.meanDownload;
     }
   }
+  return { tSum, tKnown, members, allT, allN, observedLoad, sub, suc };
+}
+
+/** ICR (§3.2): θ from equation (4) using the last L updates, × δ if the system's
+ * success rate beat the last one; intervals θ·Δt·Πω; then checkPriorities. */
+export function reassignICR(state: RecrawlState, now: number): RoundReport {
+  return applyICR(state, icrInputs(state, now), now);
+}
+
+/** ICR's round from its inputs (however they were summed); starts a new window. */
+export function applyICR(state: RecrawlState, inputs: IcrInputs, now: number): RoundReport {
+  const o = state.options;
+  const k = state.groups.length;
+  const { tSum, tKnown, members, allT, allN, observedLoad, sub, suc } = inputs;
   let theta = state.theta;
   let enc = false;
   const rate = sub > 0 ? suc / sub : null;
