@@ -242,7 +242,7 @@ async function main() {
   t0 = performance.now();
   m = await Manager.open({ dataDir: dir, clock: now });
   const restartWithTasksSeconds = (performance.now() - t0) / 1000;
-  say(`restart with ${m.sched.countInFlight().issued} tasks in flight: ${restartWithTasksSeconds.toFixed(2)} s`);
+  say(`restart with ${m.inflight.size} tasks in flight: ${restartWithTasksSeconds.toFixed(2)} s`);
   await m.close();
   const peak = peakRssMb();
   say(`peak RSS ${peak.toFixed(0)} MB; per phase ${JSON.stringify(phasePeak)}`);

@@ -1,5 +1,6 @@
 // The manager without the network: opens the data layer, restores the
-// scheduler, and wires the services. The libp2p side (network.ts), the HTTP
+// scheduler (its state, the window aggregates and the tasks in flight — never
+// the channels, which stay on disk), and wires the services. The libp2p side (network.ts), the HTTP
 // API (api/) and the benchmark use the services; see docs/manager.md for the
 // map of the layers.
 import type { Logger } from 'pino';
@@ -9,11 +10,13 @@ import { Repositories } from './data/repositories.js';
 import type { ChannelDefaults } from './domain/channel.js';
 import { DEFAULT_GROUPING, type GroupingOptions } from './domain/estimator.js';
 import { zeroCounters } from './domain/records.js';
+import { InFlightSet } from './domain/in-flight.js';
 import { DEFAULT_GROUP_INTERVALS, Scheduler } from './domain/scheduler.js';
 import { ArchiveService, type ArchiveRecordSink } from './services/archive.js';
 import { CandidateService } from './services/candidates.js';
 import { ChannelService } from './services/channels.js';
 import { KeyedMutex, Mutex, type ServiceCore } from './services/core.js';
+import { indexCurrent, rebuildDueIndex } from './services/due-rebuild.js';
 import { IngestService, type WarcSink } from './services/ingest.js';
 import { PageService } from './services/pages.js';
 import { ReportingService } from './services/reporting.js';
@@ -35,6 +38,8 @@ export interface ManagerOptions {
   taskTimeoutMaxMs?: number;
   /** Extra time after the crawler's deadline for the upload to arrive. */
   graceMs?: number;
+  /** At most this many tasks in flight (default 100 000; the memory kept per task is bounded by it). */
+  maxInFlight?: number;
   grouping?: GroupingOptions;
   channelDefaults?: ChannelDefaults;
   /** Where stored pages are exported (a WarcExporter, which its creator closes); none by default. */
@@ -83,6 +88,9 @@ export class Manager {
   get sched(): ServiceCore['sched'] {
     return this.core.sched;
   }
+  get inflight(): ServiceCore['inflight'] {
+    return this.core.inflight;
+  }
   get counters(): ServiceCore['counters'] {
     return this.core.counters;
   }
@@ -93,24 +101,31 @@ export class Manager {
     return this.core.log;
   }
 
-  /** Opens the database and restores the scheduler, the tasks in flight and the counters. */
+  /** Opens the database and restores the scheduler's state, the window aggregates and
+   * the tasks in flight (bounded by the in-flight cap, not by the channel count). */
   static async open(opts: ManagerOptions): Promise<Manager> {
     const log = opts.log ?? pino({ level: 'silent' });
     const clock = opts.clock ?? Date.now;
-    const repos = await Repositories.open(opts.dataDir, { sync: opts.sync });
+    const groupIntervals = opts.groupIntervals ?? DEFAULT_GROUP_INTERVALS;
+    const repos = await Repositories.open(opts.dataDir, { sync: opts.sync, groups: groupIntervals.length });
     try {
       const meta = await repos.meta.recrawl();
       const recrawl: Partial<RecrawlOptions> = { ...opts.recrawl };
       if (opts.strategy !== undefined) recrawl.strategy = opts.strategy;
       if (opts.rateCap !== undefined) recrawl.rateCap = opts.rateCap;
-      const sched = new Scheduler({ recrawl, groupIntervals: opts.groupIntervals ?? DEFAULT_GROUP_INTERVALS, retryDelayMs: opts.retryDelayMs }, clock(), meta);
-      await repos.channels.scanSchedules((id, rec) => sched.add(id, rec.g, rec.ci, rec));
+      const stats = await repos.meta.window();
+      const sched = new Scheduler({ recrawl, groupIntervals, retryDelayMs: opts.retryDelayMs }, clock(), meta, stats);
       const counters = { ...zeroCounters(), ...(await repos.meta.counters()) };
-      const core: ServiceCore = { repos, sched, commit: new Mutex(), channelLocks: new KeyedMutex(), counters, clock, log };
+      const core: ServiceCore = { repos, sched, inflight: new InFlightSet(), commit: new Mutex(), channelLocks: new KeyedMutex(), counters, clock, log };
       const channels = new ChannelService(core, opts, await repos.meta.channelSeq());
       const archive = opts.archive ?? null;
       const tasks = new TaskService(core, { ...opts, archiveExchanges: archive !== null }, await repos.meta.rounds());
       const active = await tasks.restore();
+      if (stats === undefined || !indexCurrent(await repos.meta.dueIndex(), sched.indexParams())) {
+        log.info({ rateCap: sched.state.options.rateCap, minInterval: sched.state.options.minInterval }, 'building the due index from the channel records');
+        const n = await rebuildDueIndex(core);
+        log.info({ channels: n }, 'due index built');
+      }
       const m = new Manager(core, {
         channels,
         tasks,

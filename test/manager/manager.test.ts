@@ -64,11 +64,11 @@ describe('channel database', () => {
 
     const b2 = await s.m.channels.update(b.id, { depth: 5, group: 0 });
     expect(b2.depth).toBe(5);
-    expect(s.m.sched.channel(b.id).group).toBe(0);
+    expect((await s.m.channels.recrawlState(b.id)).group).toBe(0);
     await expect(s.m.channels.update(b.id, { filters: ['(x*)*y'] })).rejects.toThrow(ValidationError);
     expect((await s.m.channels.get(b.id)).filters).toEqual(['^https?://example\\.org/w/[a-z]+$']);
     await s.m.channels.delete(a.id);
-    expect(s.m.sched.has(a.id)).toBe(false);
+    await expect(s.m.channels.recrawlState(a.id)).rejects.toThrow(/no channel/);
     await expect(s.m.channels.get(a.id)).rejects.toThrow(/no channel/);
     // the key is free again
     await s.m.channels.add({ url: 'https://news.example.com/' });
@@ -98,9 +98,10 @@ describe('channel database', () => {
     expect((await m2.channels.get(ch.id)).origin).toBe('http://site.test');
     expect(m2.sched.size).toBe(1);
     expect(m2.tasks.isActive(it2!.task.id)).toBe(true);
-    expect(m2.sched.inFlight(ch.id)).toBe(it2!.task.id);
-    expect(m2.sched.channel(ch.id).updateTimes.length).toBe(1);
-    expect(m2.sched.channel(ch.id).subCount).toBe(2);
+    const st2 = await m2.channels.recrawlState(ch.id);
+    expect(st2.inFlight).toBe(it2!.task.id);
+    expect(st2.updateTimes.length).toBe(1);
+    expect(st2.subCount).toBe(2);
     expect((await m2.channels.history(ch.id)).length).toBe(1);
     const latest = await m2.pages.latest(ch.id);
     expect(latest.map((p) => [p.url, p.text])).toEqual([
@@ -131,7 +132,7 @@ describe('channel database', () => {
     expect(s.m.counters.tasksSucceeded).toBe(1);
     expect((await s.m.pages.versions(ch.id, 'http://rep.test/')).length).toBe(1);
     expect((await s.m.channels.history(ch.id)).length).toBe(1);
-    expect(s.m.sched.channel(ch.id).updateTimes.length).toBe(1);
+    expect((await s.m.channels.recrawlState(ch.id)).updateTimes.length).toBe(1);
   });
 
   it('refuses uploads from another peer, for unknown tasks, out of scope, or malformed', async () => {
@@ -206,7 +207,7 @@ describe('channel database', () => {
     const m2 = await s.restart();
     expect(m2.tasks.isActive(t1!.task.id)).toBe(true);
     expect(await m2.tasks.failOverdue()).toBe(1);
-    expect(m2.sched.channel(ch.id).failCount).toBe(1);
+    expect((await m2.channels.recrawlState(ch.id)).failCount).toBe(1);
     expect(await m2.tasks.issueDue()).toEqual([]); // retry delay
     s.clock.advance(60_000);
     const [t2] = await m2.tasks.issueDue();
@@ -214,7 +215,7 @@ describe('channel database', () => {
     expect(t2!.task.id).not.toBe(t1!.task.id);
     // a late upload of the failed task stores its pages but does not count as the update
     expect(await m2.ingest.ingest(upload(t1!.task, resultFor(t1!.task, [{ path: '/', body: 'late' }])), 'p')).toBe('applied');
-    expect(m2.sched.inFlight(ch.id)).toBe(t2!.task.id);
+    expect((await m2.channels.recrawlState(ch.id)).inFlight).toBe(t2!.task.id);
     expect(m2.counters.tasksSucceeded).toBe(0);
   });
 
@@ -227,7 +228,7 @@ describe('channel database', () => {
     expect(first.map((t) => t.channel.host).sort()).toEqual(['big.test', 'other.test']);
     const big = first.find((t) => t.channel.host === 'big.test')!;
     const waiting = big.channel.id === a.id ? b : a;
-    expect(s.m.sched.dueAt(waiting.id)).toBeLessThanOrEqual(s.clock.t); // due, held back
+    expect((await s.m.channels.recrawlState(waiting.id)).dueAt).toBeLessThanOrEqual(s.clock.t); // due, held back
     expect(await s.m.tasks.issueDue()).toEqual([]);
     const m2 = await s.restart();
     expect(await m2.tasks.issueDue()).toEqual([]);
@@ -247,7 +248,7 @@ describe('channel database', () => {
       s.clock.advance(MINUTE);
       // every page changes between every visit
       await s.m.ingest.ingest(upload(it!.task, resultFor(it!.task, [1, 2, 3, 4].map((i) => ({ path: `/${i}`, body: `v${v} p${i}` })))), 'p');
-      s.clock.advance(s.m.sched.intervalMs(ch.id));
+      s.clock.advance((await s.m.channels.recrawlState(ch.id)).intervalMs);
     }
     const after = await s.m.channels.get(ch.id);
     expect(after.changeRate).not.toBeNull();
@@ -284,7 +285,7 @@ describe('channel database', () => {
       const [it] = await s.m.tasks.issueDue();
       expect(it!.hostCoord).toBeUndefined();
       await s.m.ingest.ingest(upload(it!.task, resultFor(it!.task, [{ path: '/', body: 'x' }]), { hostRttMs: 50 + i, coord: coords[i]! }), `crawler${i}`);
-      s.clock.advance(s.m.sched.intervalMs(it!.channel.id) + 1);
+      s.clock.advance((await s.m.channels.recrawlState(it!.channel.id)).intervalMs + 1);
     }
     const [it] = await s.m.tasks.issueDue();
     expect(it!.hostCoord?.vec.length).toBe(2);

@@ -73,9 +73,9 @@ export function createMetrics(ctx: ApiContext): Metrics {
     contentType: registry.contentType,
     async scrape() {
       const m = ctx.manager;
-      const t = m.reporting.taskSummary();
-      // Read once per scrape: formula (5) walks every channel.
-      s = { channels: m.sched.size, groups: m.reporting.groups(), tasks: { queued: t.queued, issued: t.issued, running: t.running }, counters: { ...m.counters }, crawlers: ctx.node?.crawlers().length ?? 0 };
+      const t = await m.reporting.taskSummary();
+      // Read once per scrape: formula (5) and the queued count take a pass (kept while fresh: reporting.ts).
+      s = { channels: m.sched.size, groups: await m.reporting.groups(), tasks: { queued: t.queued, issued: t.issued, running: t.running }, counters: { ...m.counters }, crawlers: ctx.node?.crawlers().length ?? 0 };
       return registry.metrics();
     },
   };

@@ -26,7 +26,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
   const r = (method: Route['method'], path: string, handle: (q: RouteRequest) => Promise<ReturnType<typeof ok>>, extra: Partial<Route> = {}): Route => ({ method, path, handle, ...extra });
   return [
     r('GET', '/api/status', async () => {
-      const t = m.reporting.taskSummary();
+      const t = await m.reporting.taskSummary();
       const o = m.sched.state.options;
       const body: StatusView = {
         peerId: node()?.peerId ?? null,
@@ -74,11 +74,9 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     r('GET', '/api/channels/:id', async ({ params }) => {
       const id = params.id!;
       const ch = await m.channels.get(id);
-      const s = m.sched;
-      const dueAt = s.dueAt(id);
       const body: ChannelView = {
         ...ch,
-        schedule: { intervalMinutes: s.intervalMs(id) / 60_000, dueAt: Number.isFinite(dueAt) ? dueAt : null, inFlight: s.inFlight(id), updates: s.channel(id).updateTimes.length },
+        schedule: await m.channels.schedule(id),
         hostCoord: (await m.repos.hosts.coord(ch.host)) ?? null,
         history: await m.channels.history(id),
       };
@@ -109,19 +107,19 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     r('GET', '/api/tasks', async ({ query }) => {
       const state = enumParam(query, 'state', ['queued', 'issued', 'running', 'failed'] as const, 'state must be queued, issued, running or failed');
       const limit = intParam(query, 'limit', 100, 10_000);
-      const t = m.reporting.taskSummary();
+      const t = await m.reporting.taskSummary();
       const body: TasksView = { queued: t.queued, issued: t.issued, running: t.running, failedRecent: t.failedRecent.length };
       if (state === 'failed') body.tasks = t.failedRecent.slice(0, limit);
       else if (state === 'running' || state === 'issued') body.tasks = await m.tasks.activeList(limit, state);
-      else if (state === 'queued') body.channels = m.sched.listDue(m.clock(), limit);
+      else if (state === 'queued') body.channels = await m.reporting.listDue(limit);
       return ok(body);
     }),
     r('GET', '/api/groups', async () => {
-      const q = m.reporting.quality();
+      const q = await m.reporting.quality();
       return ok<GroupsView>({
         strategy: m.sched.state.options.strategy,
         rounds: m.sched.state.rounds,
-        groups: m.reporting.groups(q),
+        groups: await m.reporting.groups(q),
         updateQuality: { weighted: q.weighted, unweighted: q.unweighted },
         lastRound: m.tasks.lastRound,
         recentRounds: m.tasks.rounds,

@@ -32,8 +32,9 @@ export class Sampler {
   ) {}
 
   start(): void {
-    this.sample();
-    this.timer = setInterval(() => this.sample(), this.sampleMs);
+    const take = () => void this.sample().catch(() => undefined); // a closing database: the next sample tries again
+    take();
+    this.timer = setInterval(take, this.sampleMs);
     this.timer.unref();
   }
 
@@ -42,9 +43,10 @@ export class Sampler {
     this.timer = undefined;
   }
 
-  sample(): Sample {
+  async sample(): Promise<Sample> {
     const m = this.manager;
-    const t = m.reporting.taskSummary();
+    const t = await m.reporting.taskSummary();
+    const groups = await m.reporting.groups();
     const c = m.counters;
     const s: Sample = {
       t: m.clock(),
@@ -56,7 +58,7 @@ export class Sampler {
       tasksSucceeded: c.tasksSucceeded,
       tasksFailed: c.tasksFailed,
       pagesStored: c.pagesStored,
-      groups: m.reporting.groups().map((g) => ({ group: g.group, channels: g.channels, intervalMinutes: g.intervalMinutes, updateQuality: g.updateQuality })),
+      groups: groups.map((g) => ({ group: g.group, channels: g.channels, intervalMinutes: g.intervalMinutes, updateQuality: g.updateQuality })),
     };
     this.samples.push(s);
     if (this.samples.length > this.capacity) this.samples.splice(0, this.samples.length - this.capacity);

@@ -39,9 +39,42 @@ export class ChannelRepository {
     return (await this.store.range<string[]>(K.originChannels(origin))).map((r) => ({ id: r.rest, prefixes: r.value }));
   }
 
-  /** Streams every scheduling record (startup). */
-  scanSchedules(fn: (id: string, rec: SchedRecord) => void): Promise<number> {
-    return this.store.scan<SchedRecord>(K.scheds(), fn);
+  /** A channel's scheduling record (undefined: no such channel). */
+  schedule(id: string): Promise<SchedRecord | undefined> {
+    return this.store.get<SchedRecord>(K.sched(id));
+  }
+
+  schedules(ids: string[]): Promise<(SchedRecord | undefined)[]> {
+    return this.store.getMany<SchedRecord>(ids.map((id) => K.sched(id)));
+  }
+
+  /** Streams every scheduling record (ICR's round, reports), read in chunks. */
+  async scanSchedules(fn: (id: string, rec: SchedRecord) => void): Promise<number> {
+    return this.scanScheduleChunks(async (rows) => {
+      for (const [id, rec] of rows) fn(id, rec);
+    });
+  }
+
+  /** Every scheduling record, a chunk at a time (an index rebuild writes per chunk). */
+  async scanScheduleChunks(fn: (rows: [string, SchedRecord][]) => Promise<void>, chunk = 5000): Promise<number> {
+    const r = this.store.reader<SchedRecord>(K.scheds());
+    const cut = K.sched('').length;
+    let n = 0;
+    try {
+      for (;;) {
+        const rows = await r.next(chunk);
+        await fn(rows.map(({ key, value }) => [key.slice(cut), value]));
+        n += rows.length;
+        if (rows.length < chunk) return n;
+      }
+    } finally {
+      await r.close();
+    }
+  }
+
+  /** Hosts of these channels (undefined where the channel is gone). */
+  async hostsOf(ids: string[]): Promise<(string | undefined)[]> {
+    return (await this.store.getMany<Channel>(ids.map((id) => K.channel(id)))).map((c) => c?.host);
   }
 
   async history(id: string): Promise<RecrawlHistoryRecord[]> {

@@ -21,6 +21,14 @@ export interface KeyRange {
 }
 
 const within = (prefix: string): KeyRange => ({ prefix });
+/** A non-negative double as 16 hex digits of its IEEE bits: string order is numeric order. */
+const ordered = (x: number): string => {
+  const b = Buffer.alloc(8);
+  b.writeDoubleBE(x === 0 ? 0 : x); // -0 → 0
+  return b.toString('hex');
+};
+/** Groups as two digits, so `dt!` keys sort by group after the time. */
+const grp = (g: number) => String(g).padStart(2, '0');
 /** Versions are zero-padded to 8 digits so they sort in order. */
 const ver = (v: number) => String(v).padStart(8, '0');
 
@@ -38,6 +46,17 @@ export const K = {
   known: (id: string) => `kn!${id}`,
   interSeeds: (id: string) => `is!${id}`,
   interDigests: (id: string) => `xd!${id}`,
+  // the due index (data/due-index.ts): timed stream, paced stream per group, parked by host
+  dueTimed: (at: number, g: number, id: string) => `dt!${ordered(at)}!${grp(g)}!${id}`,
+  dueTimedAll: () => within('dt!'),
+  /** Timed entries due at or before `at`. */
+  dueTimedUpTo: (at: number): KeyRange => ({ prefix: 'dt!', to: `dt!${ordered(at)}!\uffff` }),
+  duePaced: (g: number, li: number, id: string) => `dg!${grp(g)}!${ordered(li)}!${id}`,
+  duePacedGroup: (g: number) => within(`dg!${grp(g)}!`),
+  duePacedAll: () => within('dg!'),
+  dueParked: (hh: number, id: string) => `dh!${hh.toString(36)}!${id}`,
+  dueParkedHost: (hh: number) => within(`dh!${hh.toString(36)}!`),
+  dueParkedAll: () => within('dh!'),
   // pages (data/pages.ts)
   pageLatest: (id: string, url: string) => `pl!${id}!${url}`,
   pagesLatest: (id: string) => within(`pl!${id}!`),
@@ -65,5 +84,5 @@ export const K = {
   volunteerWork: (peer: string, channel: string) => `vw!${peer}!${channel}`,
   volunteerWorks: (peer: string) => within(`vw!${peer}!`),
   // the rest of the manager's state (data/meta.ts)
-  meta: (name: 'recrawl' | 'seq' | 'counters' | 'lastRound' | 'rounds' | 'trust') => `m!${name}`,
+  meta: (name: 'recrawl' | 'seq' | 'counters' | 'lastRound' | 'rounds' | 'trust' | 'window' | 'dueIndex') => `m!${name}`,
 } as const;

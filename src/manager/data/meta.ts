@@ -1,8 +1,8 @@
 // The manager-wide records: the recrawl strategy's state (groups, intervals,
-// window), the channel id sequence, the counters, and the recent
-// reassignment rounds.
+// window), the per-group window aggregates, what the due index was built with,
+// the channel id sequence, the counters, and the recent reassignment rounds.
 import type { RoundReport } from '../../recrawl/index.js';
-import type { RecrawlMeta } from '../domain/schedule-record.js';
+import type { DueIndexParams, RecrawlMeta, WindowStats } from '../domain/schedule-record.js';
 import { K } from './keys.js';
 import type { Counters } from '../domain/records.js';
 import type { BatchOp, Store } from './store.js';
@@ -12,6 +12,14 @@ export class MetaRepository {
 
   recrawl(): Promise<RecrawlMeta | undefined> {
     return this.store.get<RecrawlMeta>(K.meta('recrawl'));
+  }
+
+  window(): Promise<WindowStats | undefined> {
+    return this.store.get<WindowStats>(K.meta('window'));
+  }
+
+  dueIndex(): Promise<DueIndexParams | undefined> {
+    return this.store.get<DueIndexParams>(K.meta('dueIndex'));
   }
 
   async channelSeq(): Promise<number> {
@@ -32,6 +40,15 @@ export class MetaRepository {
 
   recrawlOp(meta: RecrawlMeta): BatchOp {
     return { type: 'put', key: K.meta('recrawl'), value: meta };
+  }
+
+  /** The aggregates as they are now (a copy: the batch may be encoded after later changes). */
+  windowOp(stats: WindowStats): BatchOp {
+    return { type: 'put', key: K.meta('window'), value: structuredClone(stats) };
+  }
+
+  dueIndexOp(p: DueIndexParams): BatchOp {
+    return { type: 'put', key: K.meta('dueIndex'), value: p };
   }
 
   channelSeqOp(seq: number): BatchOp {

@@ -1,6 +1,7 @@
 // The data layer in one object: the database and a repository per kind of
 // record. Services get this; only the repositories build keys (keys.ts).
 import { CandidateRepository } from './candidates.js';
+import { DueIndexRepository } from './due-index.js';
 import { ChannelRepository } from './channels.js';
 import { HostRepository } from './hosts.js';
 import { MetaRepository } from './meta.js';
@@ -19,8 +20,12 @@ export class Repositories {
   readonly hosts: HostRepository;
   readonly meta: MetaRepository;
   readonly volunteers: VolunteerRepository;
+  readonly due: DueIndexRepository;
 
-  private constructor(private readonly store: Store) {
+  private constructor(
+    private readonly store: Store,
+    groups: number,
+  ) {
     this.channels = new ChannelRepository(store);
     this.tasks = new TaskRepository(store);
     this.pages = new PageRepository(store);
@@ -28,16 +33,26 @@ export class Repositories {
     this.hosts = new HostRepository(store);
     this.meta = new MetaRepository(store);
     this.volunteers = new VolunteerRepository(store);
+    this.due = new DueIndexRepository(store, groups);
   }
 
   /** Opens <data-dir>/db; StoreLockedError when another process holds it. */
-  static async open(dataDir: string, opts: { sync?: boolean } = {}): Promise<Repositories> {
-    return new Repositories(await Store.open(dataDir, opts));
+  static async open(dataDir: string, opts: { sync?: boolean; groups?: number } = {}): Promise<Repositories> {
+    return new Repositories(await Store.open(dataDir, opts), opts.groups ?? 5);
   }
+
+  private written = 0;
 
   /** Writes the operations of one change atomically, before the change is acknowledged. */
   commit(ops: BatchOp[]): Promise<void> {
+    if (ops.length > 0) this.written++;
     return this.store.batch(ops);
+  }
+
+  /** How many batches were written since the database was opened (reports use it to see
+   * whether anything changed). */
+  get writes(): number {
+    return this.written;
   }
 
   close(): Promise<void> {

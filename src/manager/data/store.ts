@@ -21,6 +21,13 @@ function bounds(r: KeyRange, after?: string): { gt?: string; gte?: string; lt: s
   return after !== undefined ? { gt: r.prefix + after, lt } : { gte: r.from ?? r.prefix, lt };
 }
 
+/** Chunks of a key range in key order (whole keys). */
+export interface RangeReader<T> {
+  /** Up to n entries; fewer only at the end of the range. */
+  next(n: number): Promise<{ key: string; value: T }[]>;
+  close(): Promise<void>;
+}
+
 export class Store {
   private constructor(
     private readonly db: Level<string, unknown>,
@@ -104,11 +111,39 @@ export class Store {
     return n;
   }
 
+  /** An iterator over the range from the key `from` (inclusive; default: the range's start),
+   * read in chunks. It sees the database as it was when opened (LevelDB's implicit snapshot). */
+  reader<T>(r: KeyRange, from?: string): RangeReader<T> {
+    const b = bounds(r);
+    const it = this.db.iterator({ gte: from !== undefined && from > (b.gte ?? '') ? from : b.gte, lt: b.lt });
+    let done = false;
+    return {
+      async next(n: number) {
+        const out: { key: string; value: T }[] = [];
+        // nextv may return fewer than asked before the end (it caps a batch's bytes): only an
+        // empty batch ends the range.
+        while (!done && out.length < n) {
+          const batch = await it.nextv(n - out.length);
+          if (batch.length === 0) done = true;
+          for (const [key, value] of batch) out.push({ key, value: value as T });
+        }
+        return out;
+      },
+      close: () => it.close(),
+    };
+  }
+
   /** Keys of the range (whole keys, for deletion), without values. */
   async keys(r: KeyRange): Promise<string[]> {
     const out: string[] = [];
     for await (const k of this.db.keys(bounds(r))) if (r.rest === undefined || r.rest.test(k.slice(r.prefix.length))) out.push(k);
     return out;
+  }
+
+  /** Deletes every key of the range. */
+  async clear(r: KeyRange): Promise<void> {
+    const b = bounds(r);
+    await this.db.clear({ gte: b.gte, lt: b.lt });
   }
 
   async close(): Promise<void> {

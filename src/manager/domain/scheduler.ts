@@ -1,29 +1,34 @@
-// The scheduler core: which channels are due, in-process and without I/O, over
-// src/recrawl's state (the same FIXED/IIR/ICR code the simulator runs).
+// The scheduling rules over src/recrawl's state (the same FIXED/IIR/ICR code the
+// simulator runs), without any channel resident: the state holds the groups and
+// the window, `stats` the per-group window aggregates (src/recrawl/window-stats.ts),
+// and each rule takes a channel's stored record (and its task in flight) and
+// returns the new record, updating the aggregates by the difference. Pure: the
+// services read the records, call these, and write what they return.
 //
-// Each channel has a slot in RecrawlState.channels. A channel is due when no
-// task of it is in flight and now ≥ last issue + its interval (its group's
-// interval, floored and rate-capped by src/recrawl's channelInterval), or, after
-// a failure, at its retry time. Time inside RecrawlState is in MINUTES (like the
-// simulator); the scheduler's API takes epoch milliseconds.
+// A channel is due when no task of it is in flight and now ≥ last issue + its
+// interval (its group's interval, floored and rate-capped by src/recrawl's
+// channelInterval), or, after a failure, at its retry time; never issued → due at
+// once. Time inside RecrawlState is in MINUTES (like the simulator); this API
+// takes epoch milliseconds.
 //
-// Persistence: `record(id)` is the per-channel JSON the manager writes in the
-// same batch as the change; `meta()` is the rest of the state. Counters of a
-// record written in an earlier observation window (round) are read back as zero,
-// so a reassignment never has to rewrite every channel.
+// Window semantics (what keeps the aggregates exact): a record's counters count
+// only while its `round` is the current one (a round never rewrites the records);
+// a task in flight counts as submitted in the window its InFlight says.
 import {
-  channelInterval,
+  applyICR,
+  applyIIR,
   createRecrawlState,
-  maybeReassign,
   recordFailure,
-  recordSubmit,
   recordSuccess,
+  shouldReassign,
   type ChannelRecord,
+  type IcrInputs,
   type RecrawlOptions,
   type RecrawlState,
   type RoundReport,
 } from '../../recrawl/index.js';
-import type { RecrawlMeta, SchedRecord } from './schedule-record.js';
+import { contribute, emptyStats, iirInputsOf, resetStats, triggerCounts, type GroupStats } from '../../recrawl/window-stats.js';
+import type { DueEntry, DueIndexParams, InFlight, RecrawlMeta, SchedRecord } from './schedule-record.js';
 
 export const MINUTE = 60_000;
 const toMin = (ms: number): number => ms / MINUTE;
@@ -32,10 +37,13 @@ const toMin = (ms: number): number => ms / MINUTE;
 export const DEFAULT_GROUP_INTERVALS: readonly number[] = [60, 120, 240, 480, 960];
 
 /** Which optional per-channel records exist (so issuing a task skips reads that would miss). */
-const DATA_KNOWN = 1;
-const DATA_INTER_SEEDS = 2;
-const DATA_INTER_DIGESTS = 4;
+export const DATA_KNOWN = 1;
+export const DATA_INTER_SEEDS = 2;
+export const DATA_INTER_DIGESTS = 4;
+const DATA_ALL = DATA_KNOWN | DATA_INTER_SEEDS | DATA_INTER_DIGESTS;
 
+/** Layout version of the due index (data/due-index.ts). */
+const DUE_INDEX_VERSION = 1;
 
 export interface SchedulerOptions {
   recrawl?: Partial<RecrawlOptions>;
@@ -46,20 +54,12 @@ export interface SchedulerOptions {
 
 export class Scheduler {
   readonly state: RecrawlState;
-  private readonly ids: string[] = [];
-  private readonly slotOf = new Map<string, number>();
-  private lastIssued: number[] = [];
-  private retryAt: number[] = [];
-  private inflight: (string | null)[] = [];
-  /** Deadline (epoch ms) of the task in flight, and whether a crawler accepted it. */
-  private deadline: number[] = [];
-  private running: number[] = [];
-  private data: number[] = [];
-  private cursor = 0;
+  /** Per-group window aggregates: the strategies' inputs, kept exact. */
+  stats: GroupStats[];
   readonly retryDelayMs: number;
   readonly groupIntervals: readonly number[];
 
-  constructor(opts: SchedulerOptions = {}, nowMs = 0, meta?: RecrawlMeta) {
+  constructor(opts: SchedulerOptions = {}, nowMs = 0, meta?: RecrawlMeta, stats?: GroupStats[]) {
     this.groupIntervals = opts.groupIntervals ?? DEFAULT_GROUP_INTERVALS;
     this.retryDelayMs = opts.retryDelayMs ?? 5 * MINUTE;
     // Reuse src/recrawl's constructor for the group records and ICR's ω/Δt: one
@@ -72,14 +72,14 @@ export class Scheduler {
       k,
     );
     st.channels = [];
-    st.topCount = 0;
-    st.triggerCount = 0;
     if (meta !== undefined) {
       if (meta.groups.length !== k) throw new RangeError(`stored state has ${meta.groups.length} groups, options say ${k}`);
-      Object.assign(st, meta, { options: { ...meta.options, ...opts.recrawl } });
+      Object.assign(st, meta);
       st.options = { ...st.options, ...opts.recrawl };
     }
     this.state = st;
+    this.stats = stats !== undefined && stats.length === k ? stats : emptyStats(k);
+    this.syncTrigger();
   }
 
   meta(): RecrawlMeta {
@@ -87,303 +87,214 @@ export class Scheduler {
     return rest;
   }
 
+  /** What the due index's placement depends on besides the group intervals. */
+  indexParams(): DueIndexParams {
+    return { version: DUE_INDEX_VERSION, rateCap: this.state.options.rateCap, minInterval: this.state.options.minInterval };
+  }
+
+  /** Number of channels. */
   get size(): number {
-    return this.ids.length;
+    return this.stats.reduce((a, g) => a + g.members, 0);
   }
 
-  has(id: string): boolean {
-    return this.slotOf.has(id);
+  private get trigger(): number {
+    return this.state.options.triggerUpdates;
   }
 
+  private syncTrigger(): void {
+    Object.assign(this.state, triggerCounts(this.stats));
+  }
 
-  /** Adds a channel (or restores it from its record). */
-  add(id: string, group: number, changeInterval: number, rec?: SchedRecord): void {
-    if (this.slotOf.has(id)) throw new Error(`channel ${id} already scheduled`);
-    const st = this.state;
-    const sameRound = rec !== undefined && rec.round === st.rounds;
-    const c: ChannelRecord = {
-      group: rec?.g ?? group,
-      changeInterval: rec?.ci ?? changeInterval,
-      subCount: sameRound ? rec.sub : 0,
-      sucCount: sameRound ? rec.suc : 0,
-      failCount: sameRound ? rec.fail : 0,
-      gapSum: sameRound ? (rec.gs ?? 0) : 0,
-      lastUpdate: rec?.lu ?? null,
-      updateTimes: rec?.ut ?? [],
-      downloadTimes: rec?.dt ?? [],
+  // ------------------------------------------------------------ records
+
+  /** A new channel's record; it joins its group's aggregates. */
+  create(group: number, changeInterval: number, hh: number): SchedRecord {
+    const g = group >= 0 && group < this.state.groups.length ? group : this.state.groups.length - 1;
+    const rec: SchedRecord = { g, ci: changeInterval, sub: 0, suc: 0, fail: 0, round: this.state.rounds, gs: 0, lu: null, ut: [], dt: [], li: 0, ra: 0, x: 0, hh };
+    this.join(this.view(rec), 1);
+    return rec;
+  }
+
+  /** The channel as src/recrawl sees it now: counters of an older window read as zero,
+   * a task in flight counted as submitted in the window it belongs to. */
+  view(rec: SchedRecord, fl?: InFlight): ChannelRecord {
+    const same = rec.round === this.state.rounds;
+    const g = rec.g >= 0 && rec.g < this.state.groups.length ? rec.g : this.state.groups.length - 1;
+    return {
+      group: g,
+      changeInterval: rec.ci,
+      subCount: (same ? rec.sub : 0) + (fl !== undefined && fl.round === this.state.rounds ? 1 : 0),
+      sucCount: same ? rec.suc : 0,
+      failCount: same ? rec.fail : 0,
+      gapSum: same ? (rec.gs ?? 0) : 0,
+      lastUpdate: rec.lu,
+      updateTimes: [...rec.ut],
+      downloadTimes: [...rec.dt],
     };
-    if (!(c.group >= 0 && c.group < st.groups.length)) c.group = st.groups.length - 1;
-    const slot = st.channels.length;
-    st.channels.push(c);
-    this.ids.push(id);
-    this.slotOf.set(id, slot);
-    this.lastIssued.push(rec?.li ?? 0);
-    this.retryAt.push(rec?.ra ?? 0);
-    this.inflight.push(rec?.fl ?? null);
-    this.deadline.push(0);
-    this.running.push(0);
-    this.data.push(rec === undefined ? 0 : (rec.x ?? DATA_KNOWN | DATA_INTER_SEEDS | DATA_INTER_DIGESTS));
-    this.count(c, +1);
   }
 
-  private count(c: ChannelRecord, d: 1 | -1): void {
-    if (c.group !== 0) return;
-    this.state.topCount += d;
-    if (c.sucCount > this.state.options.triggerUpdates) this.state.triggerCount += d;
+  /** The record of a channel's view once no task is in flight (the window is the current one). */
+  private toRecord(c: ChannelRecord, prev: SchedRecord, patch: Partial<SchedRecord>): SchedRecord {
+    const { fl: _legacy, ...rest } = prev;
+    return { ...rest, g: c.group, ci: c.changeInterval, sub: c.subCount, suc: c.sucCount, fail: c.failCount, round: this.state.rounds, gs: c.gapSum, lu: c.lastUpdate, ut: c.updateTimes, dt: c.downloadTimes, ...patch };
   }
 
-  private slot(id: string): number {
-    const s = this.slotOf.get(id);
-    if (s === undefined) throw new Error(`unknown channel ${id}`);
-    return s;
+  private join(c: ChannelRecord, sign: 1 | -1): void {
+    contribute(this.stats, c, sign, this.trigger);
+    this.syncTrigger();
   }
 
-  remove(id: string): void {
-    const s = this.slot(id);
+  /** Runs one of src/recrawl's per-channel recorders on `c` (so the arithmetic is the simulator's). */
+  private record(c: ChannelRecord, fn: (st: RecrawlState) => void): void {
     const st = this.state;
-    this.count(st.channels[s]!, -1);
-    const last = st.channels.length - 1;
-    if (s !== last) {
-      st.channels[s] = st.channels[last]!;
-      const moved = this.ids[last]!;
-      this.ids[s] = moved;
-      this.slotOf.set(moved, s);
-      this.lastIssued[s] = this.lastIssued[last]!;
-      this.retryAt[s] = this.retryAt[last]!;
-      this.inflight[s] = this.inflight[last]!;
-      this.deadline[s] = this.deadline[last]!;
-      this.running[s] = this.running[last]!;
-      this.data[s] = this.data[last]!;
+    st.channels = [c];
+    try {
+      fn(st);
+    } finally {
+      st.channels = [];
     }
-    st.channels.pop();
-    this.ids.pop();
-    this.lastIssued.pop();
-    this.retryAt.pop();
-    this.inflight.pop();
-    this.deadline.pop();
-    this.running.pop();
-    this.data.pop();
-    this.slotOf.delete(id);
-    if (this.cursor > this.ids.length) this.cursor = 0;
   }
 
-  channel(id: string): ChannelRecord {
-    return this.state.channels[this.slot(id)]!;
+  /** The channel's data bits (which optional records exist). */
+  data(rec: SchedRecord): number {
+    return rec.x ?? DATA_ALL;
   }
 
-  setGroup(id: string, group: number): void {
-    if (!(Number.isInteger(group) && group >= 0 && group < this.state.groups.length)) throw new RangeError(`bad group ${group}`);
-    const s = this.slot(id);
-    const c = this.state.channels[s]!;
-    if (c.group === group) return;
-    this.count(c, -1);
-    c.group = group;
-    // The window's counts and update gaps were measured at the old group's interval and
-    // would drag the new group's IIR interval towards it: the channel starts the window
-    // afresh in its new group (its task in flight, if any, counts as submitted there).
-    c.subCount = this.inflight[s] !== null ? 1 : 0;
-    c.sucCount = 0;
-    c.failCount = 0;
-    c.gapSum = 0;
-    this.count(c, +1);
+  /** The record with a data bit set, or null when it was already set. */
+  withData(rec: SchedRecord, bit: number): SchedRecord | null {
+    const x = this.data(rec);
+    return (x & bit) === bit ? null : { ...rec, x: x | bit };
   }
 
-  setChangeInterval(id: string, minutes: number): void {
-    if (!(minutes > 0 && Number.isFinite(minutes))) throw new RangeError('change interval must be finite and > 0');
-    this.channel(id).changeInterval = minutes;
+  // ------------------------------------------------------------ intervals and due times
+
+  /** The interval (ms) a channel of group g and change interval ci is recrawled at. */
+  intervalMsOf(g: number, ci: number): number {
+    const o = this.state.options;
+    let iv = this.state.groups[g]!.interval;
+    if (o.rateCap !== null) iv = Math.max(iv, ci / o.rateCap);
+    return Math.max(iv, o.minInterval) * MINUTE;
   }
 
-  /** The interval this channel is recrawled at, ms. */
-  intervalMs(id: string): number {
-    return channelInterval(this.state, this.slot(id)) * MINUTE;
+  intervalMs(rec: SchedRecord): number {
+    return this.intervalMsOf(this.view(rec).group, rec.ci);
   }
 
   /** When the channel is next due (epoch ms); Infinity while a task is in flight. */
-  dueAt(id: string): number {
-    return this.dueAtSlot(this.slot(id));
+  dueAt(rec: SchedRecord, fl?: InFlight): number {
+    if (fl !== undefined) return Infinity;
+    return this.dueOf(this.entry('', rec));
   }
 
-  private dueAtSlot(s: number): number {
-    if (this.inflight[s] !== null) return Infinity;
-    const ra = this.retryAt[s]!;
-    if (ra > 0) return ra;
-    const li = this.lastIssued[s]!;
-    return li === 0 ? 0 : li + channelInterval(this.state, s) * MINUTE;
+  /** When a due-index entry is due (epoch ms). */
+  dueOf(e: DueEntry): number {
+    if (e.ra > 0) return e.ra;
+    if (e.li === 0) return 0;
+    return e.li + this.intervalMsOf(e.g, e.ci);
   }
 
-  inFlight(id: string): string | null {
-    return this.inflight[this.slot(id)]!;
+  /** The due-index entry of a channel that has no task in flight. */
+  entry(id: string, rec: SchedRecord): DueEntry {
+    return { id, g: this.view(rec).group, li: rec.li, ra: rec.ra, ci: rec.ci, hh: rec.hh ?? 0, x: this.data(rec) };
   }
 
-  /** Up to `limit` due channels, scanning round-robin from where the last call stopped. */
-  due(nowMs: number, limit: number): string[] {
-    const out: string[] = [];
-    const n = this.ids.length;
-    if (n === 0 || limit <= 0) return out;
-    let s = this.cursor % n;
-    for (let seen = 0; seen < n && out.length < limit; seen++) {
-      if (this.dueAtSlot(s) <= nowMs) out.push(this.ids[s]!);
-      s = s + 1 === n ? 0 : s + 1;
+  // ------------------------------------------------------------ what happens to a channel
+
+  /** A task was issued for a channel of group g (its record is not rewritten: see InFlight). */
+  submitted(g: number): void {
+    this.stats[g]!.sub += 1;
+  }
+
+  /** The task in flight ended with an update at `nowMs`; `downloadMs` is the crawl's wall time. */
+  succeeded(rec: SchedRecord, fl: InFlight, nowMs: number, downloadMs: number): SchedRecord {
+    const c = this.view(rec, fl);
+    this.join(c, -1);
+    this.record(c, (st) => recordSuccess(st, 0, toMin(nowMs), toMin(Math.max(0, downloadMs))));
+    this.join(c, 1);
+    return this.toRecord(c, rec, { li: fl.issuedAt, ra: 0, x: this.data(rec) | (fl.x ?? 0) });
+  }
+
+  /** The task in flight failed (lost, refused, overdue): the channel is due again after the retry delay. */
+  failed(rec: SchedRecord, fl: InFlight, nowMs: number): SchedRecord {
+    const c = this.view(rec, fl);
+    this.join(c, -1);
+    this.record(c, (st) => recordFailure(st, 0, toMin(nowMs)));
+    this.join(c, 1);
+    const ra = nowMs + Math.min(this.retryDelayMs, this.intervalMsOf(c.group, c.changeInterval));
+    return this.toRecord(c, rec, { li: fl.issuedAt, ra, x: this.data(rec) | (fl.x ?? 0) });
+  }
+
+  /** A move to another group. The window's counts and update gaps were measured at the old
+   * group's interval and would drag the new group's IIR interval towards it: the channel
+   * starts the window afresh in its new group (its task in flight, if any, counts as
+   * submitted there — the caller stores `fl.round`, set here to the current window). */
+  regroup(rec: SchedRecord, group: number, fl?: InFlight): SchedRecord {
+    if (!(Number.isInteger(group) && group >= 0 && group < this.state.groups.length)) throw new RangeError(`bad group ${group}`);
+    const c = this.view(rec, fl);
+    if (c.group === group) return rec;
+    this.join(c, -1);
+    c.group = group;
+    c.subCount = 0;
+    c.sucCount = 0;
+    c.failCount = 0;
+    c.gapSum = 0;
+    if (fl !== undefined) fl.round = this.state.rounds;
+    const next = this.toRecord(c, rec, {});
+    this.join(this.view(next, fl), 1);
+    return next;
+  }
+
+  withChangeInterval(rec: SchedRecord, minutes: number): SchedRecord {
+    if (!(minutes > 0 && Number.isFinite(minutes))) throw new RangeError('change interval must be finite and > 0');
+    return { ...rec, ci: minutes };
+  }
+
+  /** Counts a stored channel into the aggregates (an index rebuild). */
+  adopt(rec: SchedRecord, fl?: InFlight): void {
+    this.join(this.view(rec, fl), 1);
+  }
+
+  /** The channel is deleted: it leaves its group's aggregates. */
+  removed(rec: SchedRecord, fl?: InFlight): void {
+    this.join(this.view(rec, fl), -1);
+  }
+
+  // ------------------------------------------------------------ rounds
+
+  /** Whether the strategy's trigger fired (or the round gap passed). */
+  shouldReassign(nowMs: number): boolean {
+    this.syncTrigger();
+    return shouldReassign(this.state, toMin(nowMs));
+  }
+
+  /** Whether a round needs ICR's pass through the channel records (`IcrScan`). */
+  get needsScan(): boolean {
+    return this.state.options.strategy === 'icr';
+  }
+
+  /** Runs the strategy's round (the trigger already checked) from the aggregates, or for
+   * ICR from a pass through the records; starts a new window. */
+  reassign(nowMs: number, icr?: IcrInputs): RoundReport | null {
+    const now = toMin(nowMs);
+    let r: RoundReport | null;
+    switch (this.state.options.strategy) {
+      case 'fixed':
+        return null;
+      case 'iir':
+        r = applyIIR(this.state, iirInputsOf(this.stats), now);
+        break;
+      case 'icr':
+        if (icr === undefined) throw new Error('an ICR round needs the pass through the records');
+        r = applyICR(this.state, icr, now);
+        break;
     }
-    this.cursor = s;
-    return out;
+    resetStats(this.stats);
+    this.syncTrigger();
+    return r;
   }
 
-  /** Up to `limit` due channels in slot order, without moving the round-robin cursor. */
-  listDue(nowMs: number, limit: number): string[] {
-    const out: string[] = [];
-    for (let s = 0; s < this.ids.length && out.length < limit; s++) if (this.dueAtSlot(s) <= nowMs) out.push(this.ids[s]!);
-    return out;
-  }
-
-  /** Number of channels due now (a full scan). */
-  countDue(nowMs: number): number {
-    let k = 0;
-    for (let s = 0; s < this.ids.length; s++) if (this.dueAtSlot(s) <= nowMs) k++;
-    return k;
-  }
-
-  /** Tasks in flight: issued (not yet accepted by a crawler) and running. */
-  countInFlight(): { issued: number; running: number } {
-    let issued = 0;
-    let running = 0;
-    for (let s = 0; s < this.inflight.length; s++) {
-      if (this.inflight[s] === null) continue;
-      if (this.running[s] === 1) running++;
-      else issued++;
-    }
-    return { issued, running };
-  }
-
-  /** Which of the channel's optional records (known pages, inter-site seeds and digests) exist. */
-  optionalRecords(id: string): { known: boolean; interSeeds: boolean; interDigests: boolean } {
-    const x = this.data[this.slot(id)]!;
-    return { known: (x & DATA_KNOWN) !== 0, interSeeds: (x & DATA_INTER_SEEDS) !== 0, interDigests: (x & DATA_INTER_DIGESTS) !== 0 };
-  }
-
-  /** The channel now has known pages; true if that changed its record. */
-  markKnown(id: string): boolean {
-    return this.markData(id, DATA_KNOWN);
-  }
-
-  /** The channel now has inter-site seeds; true if that changed its record. */
-  markInterSeeds(id: string): boolean {
-    return this.markData(id, DATA_INTER_SEEDS);
-  }
-
-  /** The channel now has inter-site digests; true if that changed its record. */
-  markInterDigests(id: string): boolean {
-    return this.markData(id, DATA_INTER_DIGESTS);
-  }
-
-  private markData(id: string, bit: number): boolean {
-    const s = this.slot(id);
-    if ((this.data[s]! & bit) === bit) return false;
-    this.data[s] = this.data[s]! | bit;
-    return true;
-  }
-
-  /** A crawler accepted the task in flight. */
-  setRunning(id: string, taskId: string): boolean {
-    const s = this.slot(id);
-    if (this.inflight[s] !== taskId) return false;
-    this.running[s] = 1;
-    return true;
-  }
-
-  /** Tasks in flight whose deadline + grace has passed: [channel, task]. */
-  overdue(nowMs: number, graceMs: number, limit = Infinity): [string, string][] {
-    const out: [string, string][] = [];
-    for (let s = 0; s < this.inflight.length && out.length < limit; s++) {
-      const t = this.inflight[s];
-      if (t !== null && t !== undefined && nowMs > this.deadline[s]! + graceMs) out.push([this.ids[s]!, t]);
-    }
-    return out;
-  }
-
-  /** Up to `limit` tasks in flight, optionally only issued or only running: [channel, task]. */
-  inFlightTasks(limit: number, state?: 'issued' | 'running'): [string, string][] {
-    const out: [string, string][] = [];
-    for (let s = 0; s < this.inflight.length && out.length < limit; s++) {
-      const t = this.inflight[s];
-      if (t === null || t === undefined) continue;
-      if (state !== undefined && (this.running[s] === 1) !== (state === 'running')) continue;
-      out.push([this.ids[s]!, t]);
-    }
-    return out;
-  }
-
-  /** Restart: an active task whose issue was not written to the channel's record. */
-  restoreInFlight(id: string, taskId: string, issuedAt: number, round: number, deadline: number, running: boolean): void {
-    const s = this.slot(id);
-    this.deadline[s] = deadline;
-    this.running[s] = running ? 1 : 0;
-    if (this.inflight[s] === taskId) return;
-    if (issuedAt < this.lastIssued[s]!) return; // an older task; the record is newer
-    this.inflight[s] = taskId;
-    this.lastIssued[s] = issuedAt;
-    this.retryAt[s] = 0;
-    if (round === this.state.rounds) this.state.channels[s]!.subCount += 1;
-  }
-
-  markIssued(id: string, taskId: string, nowMs: number, deadline: number): void {
-    const s = this.slot(id);
-    this.inflight[s] = taskId;
-    this.deadline[s] = deadline;
-    this.running[s] = 0;
-    this.lastIssued[s] = nowMs;
-    this.retryAt[s] = 0;
-    recordSubmit(this.state, s, toMin(nowMs));
-  }
-
-  /** The task finished with an update. Ignored if `taskId` is not the one in flight
-   * (a late duplicate). `downloadMs` is the crawl's wall time. */
-  markSuccess(id: string, taskId: string, nowMs: number, downloadMs: number): boolean {
-    const s = this.slot(id);
-    if (this.inflight[s] !== taskId) return false;
-    this.inflight[s] = null;
-    this.retryAt[s] = 0;
-    this.deadline[s] = 0;
-    this.running[s] = 0;
-    recordSuccess(this.state, s, toMin(nowMs), toMin(Math.max(0, downloadMs)));
-    return true;
-  }
-
-  /** The task failed (lost, refused, overdue): the channel is due again after the retry delay. */
-  markFailure(id: string, taskId: string, nowMs: number): boolean {
-    const s = this.slot(id);
-    if (this.inflight[s] !== taskId) return false;
-    this.inflight[s] = null;
-    this.deadline[s] = 0;
-    this.running[s] = 0;
-    this.retryAt[s] = nowMs + Math.min(this.retryDelayMs, channelInterval(this.state, s) * MINUTE);
-    recordFailure(this.state, s, toMin(nowMs));
-    return true;
-  }
-
-  /** Runs the strategy's reassignment when its trigger fires. */
-  maybeReassign(nowMs: number): RoundReport | null {
-    return maybeReassign(this.state, toMin(nowMs));
-  }
-
-  record(id: string): SchedRecord {
-    const s = this.slot(id);
-    const c = this.state.channels[s]!;
-    return {
-      g: c.group,
-      ci: c.changeInterval,
-      sub: c.subCount,
-      suc: c.sucCount,
-      fail: c.failCount,
-      round: this.state.rounds,
-      gs: c.gapSum,
-      lu: c.lastUpdate,
-      ut: c.updateTimes,
-      dt: c.downloadTimes,
-      li: this.lastIssued[s]!,
-      ra: this.retryAt[s]!,
-      fl: this.inflight[s]!,
-      x: this.data[s]!,
-    };
+  /** The minutes of an epoch-ms time (ICR's pass is made at the round's time). */
+  static minutes(ms: number): number {
+    return toMin(ms);
   }
 }

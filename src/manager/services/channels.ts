@@ -1,10 +1,15 @@
 // The channel database as the operator sees it: add (one, many, a seed list),
-// read, list, change and delete channels. Every change reaches the scheduler and
-// the database together.
+// read, list, change and delete channels. Every change reaches the channel's
+// scheduling record, its due-index entry and the window aggregates in the same
+// batch.
+import type { ChannelRecord } from '../../recrawl/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { BatchOp } from '../data/repositories.js';
 import { buildChannel, channelKey, patchChannel, parseSeedList, type Channel, type ChannelDefaults, type RecrawlHistoryRecord } from '../domain/channel.js';
+import { hostKey } from '../domain/in-flight.js';
+import type { SchedRecord } from '../domain/schedule-record.js';
 import type { ServiceCore } from './core.js';
+import { placeOp, releaseOps, rescheduleOps, statsOp, unplaceOps } from './schedules.js';
 
 export interface ChannelServiceOptions {
   /** Group a new channel joins when the operator gives none (default: the middle one). */
@@ -85,13 +90,16 @@ export class ChannelService {
       ops.push(...repos.channels.addOps(ch, identity));
       added.push(ch);
     });
-    for (const ch of added) sched.add(ch.id, ch.group, ch.changeInterval);
-    for (const ch of added) ops.push(repos.channels.scheduleOp(ch.id, sched.record(ch.id)));
-    ops.push(repos.meta.channelSeqOp(seq));
+    const saved = structuredClone(sched.stats);
+    for (const ch of added) {
+      const rec = sched.create(ch.group, ch.changeInterval, hostKey(ch.host));
+      ops.push(repos.channels.scheduleOp(ch.id, rec), placeOp(this.core, sched.entry(ch.id, rec)));
+    }
+    ops.push(repos.meta.channelSeqOp(seq), statsOp(this.core));
     try {
       await repos.commit(ops);
     } catch (err) {
-      for (const ch of added) sched.remove(ch.id);
+      sched.stats = saved;
       throw err;
     }
     this.seq = seq;
@@ -123,30 +131,88 @@ export class ChannelService {
   }
 
   async update(id: string, raw: unknown): Promise<Channel> {
-    const { sched, repos } = this.core;
+    const { sched, repos, inflight } = this.core;
     return this.core.channelLocks.run(id, () =>
       this.core.commit.run(async () => {
         const ch = await this.get(id);
         const next = patchChannel(ch, raw, { now: this.core.clock(), groupCount: this.groupCount });
-        if (next.group !== ch.group) sched.setGroup(id, next.group);
-        if (next.changeInterval !== ch.changeInterval) sched.setChangeInterval(id, next.changeInterval);
-        await repos.commit([repos.channels.putOp(next), repos.channels.scheduleOp(id, sched.record(id))]);
+        const rec = await repos.channels.schedule(id);
+        const ops = [repos.channels.putOp(next)];
+        const saved = structuredClone(sched.stats);
+        if (rec !== undefined) {
+          const fl = inflight.get(id);
+          const round = fl?.round;
+          let after: SchedRecord = sched.regroup(rec, next.group, fl);
+          if (next.changeInterval !== ch.changeInterval) after = sched.withChangeInterval(after, next.changeInterval);
+          if (fl === undefined) ops.push(...rescheduleOps(this.core, id, rec, after));
+          else {
+            ops.push(repos.channels.scheduleOp(id, after));
+            // A move counts the task in flight as submitted in the current window (regroup set
+            // fl.round): its active record, which holds that window across a restart, says so too.
+            const t = fl.round !== round ? await repos.tasks.active(fl.task) : undefined;
+            if (t !== undefined) ops.push(repos.tasks.putOp({ ...t, round: fl.round }, true));
+          }
+          ops.push(statsOp(this.core));
+        }
+        try {
+          await repos.commit(ops);
+        } catch (err) {
+          sched.stats = saved;
+          throw err;
+        }
         return next;
       }),
     );
   }
 
-  /** Deletes a channel and everything stored for it (pages included). */
+  /** Deletes a channel and everything stored for it (pages included). Its task in flight,
+   * if any, ends as failed; the channels parked behind its host are free to go. */
   async delete(id: string): Promise<void> {
-    const { repos } = this.core;
+    const { repos, sched, inflight } = this.core;
     await this.core.channelLocks.run(id, () =>
       this.core.commit.run(async () => {
         const ch = await this.get(id);
         const ops = [...repos.channels.deleteOps(ch, channelKey(ch.origin, ch.pathPrefixes)), ...(await repos.pages.deleteChannelOps(id))];
-        await repos.commit(ops);
-        this.core.sched.remove(id);
+        const rec = await repos.channels.schedule(id);
+        const fl = inflight.get(id);
+        const saved = structuredClone(sched.stats);
+        if (rec !== undefined) {
+          if (fl === undefined) ops.push(...unplaceOps(this.core, id, rec));
+          sched.removed(rec, fl);
+          ops.push(statsOp(this.core));
+        }
+        if (fl !== undefined) {
+          const t = await repos.tasks.active(fl.task);
+          if (t !== undefined) ops.push(...repos.tasks.finishOps({ ...t, state: 'failed', reason: 'channel deleted', finishedAt: this.core.clock() }));
+          inflight.end(id);
+          ops.push(...(await releaseOps(this.core, fl.hh)));
+        }
+        try {
+          await repos.commit(ops);
+        } catch (err) {
+          sched.stats = saved;
+          if (fl !== undefined) inflight.add(id, fl);
+          throw err;
+        }
       }),
     );
+  }
+
+  /** The channel's recrawl state: its record as src/recrawl sees it (window counters,
+   * updates), its task in flight, when it is next due and its interval. */
+  async recrawlState(id: string): Promise<ChannelRecord & { inFlight: string | null; dueAt: number | null; intervalMs: number }> {
+    const { sched, repos, inflight } = this.core;
+    const rec = await repos.channels.schedule(id);
+    if (rec === undefined) throw new NotFoundError(`no channel ${id}`);
+    const fl = inflight.get(id);
+    const dueAt = sched.dueAt(rec, fl);
+    return { ...sched.view(rec, fl), inFlight: fl?.task ?? null, dueAt: Number.isFinite(dueAt) ? dueAt : null, intervalMs: sched.intervalMs(rec) };
+  }
+
+  /** When and how often the channel is recrawled (the API's view). */
+  async schedule(id: string): Promise<{ intervalMinutes: number; dueAt: number | null; inFlight: string | null; updates: number }> {
+    const r = await this.recrawlState(id);
+    return { intervalMinutes: r.intervalMs / 60_000, dueAt: r.dueAt, inFlight: r.inFlight, updates: r.updateTimes.length };
   }
 
   async history(id: string): Promise<RecrawlHistoryRecord[]> {

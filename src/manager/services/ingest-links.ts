@@ -6,7 +6,9 @@ import { sha1_32 } from '../../crawler/hash.js';
 import type { BatchOp } from '../data/repositories.js';
 import type { Channel } from '../domain/channel.js';
 import type { Candidate } from '../domain/records.js';
+import { DATA_INTER_DIGESTS, DATA_INTER_SEEDS } from '../domain/scheduler.js';
 import type { ServiceCore } from './core.js';
+import { dataOps } from './schedules.js';
 
 export const LINK_LIMITS = {
   interSeedsPerChannel: 1000,
@@ -37,7 +39,7 @@ function byOrigin(urls: string[]): Map<string, URL[]> {
 }
 
 export async function interSiteOps(core: ServiceCore, src: Channel, urlsIn: string[], now: number): Promise<BatchOp[]> {
-  const { repos, sched } = core;
+  const { repos } = core;
   const urls = [...new Set(urlsIn)].slice(0, LINK_LIMITS.interUrlsPerUpload);
   if (urls.length === 0) return [];
   const ops: BatchOp[] = [];
@@ -61,10 +63,11 @@ export async function interSiteOps(core: ServiceCore, src: Channel, urlsIn: stri
   }
   const seedIds = [...addSeeds.keys()];
   const olds = await repos.channels.interSeedsOf(seedIds);
+  const recs = await repos.channels.schedules(seedIds);
   seedIds.forEach((id, i) => {
     const merged = [...new Set([...(olds[i] ?? []), ...addSeeds.get(id)!])];
     ops.push(repos.channels.interSeedsOp(id, merged.slice(-LINK_LIMITS.interSeedsPerChannel)));
-    if (sched.has(id) && sched.markInterSeeds(id)) ops.push(repos.channels.scheduleOp(id, sched.record(id)));
+    if (recs[i] !== undefined) ops.push(...dataOps(core, id, recs[i]!, DATA_INTER_SEEDS));
   });
   const origins = [...cands.keys()];
   const prev = await repos.candidates.getMany(origins);
@@ -81,6 +84,7 @@ export async function interSiteOps(core: ServiceCore, src: Channel, urlsIn: stri
   const digests = new Set(await repos.channels.interDigests(src.id));
   for (const s of urls) digests.add(sha1_32(s));
   ops.push(repos.channels.interDigestsOp(src.id, [...digests].slice(-LINK_LIMITS.interDigestsPerChannel)));
-  if (sched.has(src.id) && sched.markInterDigests(src.id)) ops.push(repos.channels.scheduleOp(src.id, sched.record(src.id)));
+  const rec = await repos.channels.schedule(src.id);
+  if (rec !== undefined) ops.push(...dataOps(core, src.id, rec, DATA_INTER_DIGESTS));
   return ops;
 }

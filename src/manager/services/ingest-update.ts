@@ -1,15 +1,18 @@
 // A successful recrawl of a channel, recorded with its final upload: the
 // channel's history, the change-rate estimate and its group (estimator.ts), the
-// scheduler's update, and the known pages the next task carries. Returns the
-// batch operations; the caller holds the commit lock and writes them.
+// scheduler's update (its record, its due-index entry, the window aggregates,
+// the channels parked behind its host), and the known pages the next task
+// carries. Returns the batch operations; the caller holds the commit lock, has
+// checked that the task is the one in flight, and writes them.
 import type { BatchOp } from '../data/repositories.js';
 import type { Channel, RecrawlHistoryRecord } from '../domain/channel.js';
 import { HISTORY_KEEP } from '../domain/channel.js';
 import { changeIntervalOf, chooseGroup, estimateChangeRate, type GroupingOptions, type VisitObservation } from '../domain/estimator.js';
 import type { KnownEntry, PageLatest, TaskRecord } from '../domain/records.js';
 import { SUCCESS_STATUSES, type UploadedResult } from '../domain/result-schema.js';
-import { MINUTE } from '../domain/scheduler.js';
+import { DATA_KNOWN, MINUTE } from '../domain/scheduler.js';
 import type { ServiceCore } from './core.js';
+import { endOps, statsOp } from './schedules.js';
 
 export interface UpdateInput {
   ch: Channel;
@@ -25,7 +28,7 @@ export interface UpdateInput {
   latest: Map<string, PageLatest>;
 }
 
-export function recordUpdate(core: ServiceCore, grouping: GroupingOptions, u: UpdateInput): BatchOp[] {
+export async function recordUpdate(core: ServiceCore, grouping: GroupingOptions, u: UpdateInput): Promise<BatchOp[]> {
   const { repos, sched } = core;
   const { ch, t, r, now } = u;
   const prevOk = [...u.history].reverse().find((h) => SUCCESS_STATUSES.has(h.status));
@@ -53,18 +56,22 @@ export function recordUpdate(core: ServiceCore, grouping: GroupingOptions, u: Up
   const rate = estimateChangeRate(obs);
   const ci = changeIntervalOf(rate, ch.changeInterval, initial, grouping);
   const group = ch.pinnedGroup ? ch.group : chooseGroup(ch.group, ci, obs.length, initial, grouping);
-  sched.markSuccess(ch.id, t.id, now, r.stats.downloadMs);
-  sched.setChangeInterval(ch.id, ci);
-  sched.markKnown(ch.id); // the known pages are written below, with this record
+  const fl = core.inflight.end(ch.id)!;
+  const rec = await repos.channels.schedule(ch.id);
+  let after = rec !== undefined ? sched.succeeded(rec, fl, now, r.stats.downloadMs) : undefined;
+  if (after !== undefined) {
+    after = sched.withChangeInterval(after, ci);
+    after = sched.withData(after, DATA_KNOWN) ?? after; // the known pages are written below, with this record
+    if (group !== ch.group) after = sched.regroup(after, group);
+  }
   if (group !== ch.group) {
-    sched.setGroup(ch.id, group);
     core.counters.groupMoves++;
     core.log.info({ channel: ch.id, from: ch.group, to: group, changeIntervalMin: ci }, 'channel moved between priority groups');
   }
   const next: Channel = { ...ch, changeRate: rate, changeInterval: ci, group, updatedAt: now };
   if (t.livePages > 0) next.expectedPages = t.livePages;
   core.counters.tasksSucceeded++;
-  return [repos.channels.putOp(next), repos.channels.historyOp(ch.id, history), repos.channels.scheduleOp(ch.id, sched.record(ch.id)), repos.channels.knownOp(ch.id, knownPages(u))];
+  return [repos.channels.putOp(next), repos.channels.historyOp(ch.id, history), ...(await endOps(core, ch.id, after, fl)), statsOp(core), repos.channels.knownOp(ch.id, knownPages(u))];
 }
 
 /** Known pages for the next task: every stored page; after a complete crawl only those seen in it. */

@@ -118,7 +118,7 @@ export class IngestService {
   }
 
   private async apply(msg: UploadIn, r: UploadedResult, from: string): Promise<Outcome> {
-    const { repos, sched, counters } = this.core;
+    const { repos, counters } = this.core;
     const now = this.core.clock();
     const t = (await this.tasks.active(r.taskId)) ?? (await repos.tasks.finished(r.taskId));
     if (t === undefined) return this.refuse(from, `unknown task ${r.taskId}`);
@@ -149,7 +149,7 @@ export class IngestService {
     for (const [url, latest] of diff.latest) ops.push(repos.pages.latestOp(ch.id, url, latest));
     const success = r.final && SUCCESS_STATUSES.has(r.status);
     // Reads the final part needs, outside the commit lock (this channel is locked).
-    const hadUpdate = sched.has(ch.id) && sched.channel(ch.id).lastUpdate !== null;
+    const hadUpdate = success && ((await repos.channels.schedule(ch.id))?.lu ?? null) !== null;
     const history = success && hadUpdate ? await repos.channels.history(ch.id) : [];
     // The channel's other stored pages matter to the known list unless the crawl is
     // complete and this is its only part: then the known pages are exactly the ones
@@ -187,11 +187,10 @@ export class IngestService {
         else await repos.commit([...ops, repos.tasks.putOp(t, false)]);
         return { outcome: 'applied' as const, warc };
       }
-      const inFlight = isActive && sched.has(ch.id) && sched.inFlight(ch.id) === t.id;
       t.state = 'done';
       t.finishedAt = now;
       ops.push(...repos.tasks.finishOps(t));
-      if (inFlight) ops.push(...recordUpdate(this.core, this.grouping, { ch, t, r, from, now, history, stored, latest: diff.latest }));
+      if (isActive) ops.push(...(await recordUpdate(this.core, this.grouping, { ch, t, r, from, now, history, stored, latest: diff.latest })));
       await repos.commit(ops);
       this.finished({ t, ch, from, r, receivedAt: now });
       return { outcome: 'applied' as const, warc };

@@ -1,18 +1,22 @@
-// Tasks from issue to end: due channels become tasks (persisted before they are
-// handed to the dispatcher), the dispatcher's answer is recorded, tasks past
-// their deadline fail, and the recrawl strategy's reassignment runs when its
-// trigger fires. The network side plugs in through `dispatch`.
+// Tasks from issue to end: due channels are streamed from the due index in issue
+// order and become tasks (persisted before they are handed to the dispatcher),
+// the dispatcher's answer is recorded, tasks past their deadline fail, and the
+// recrawl strategy's round runs when its trigger fires. The network side plugs in
+// through `dispatch`.
 import type { Task } from '../../crawler/task.js';
 import type { WireCoord } from '../../dht/signing.js';
 import type { RoundReport } from '../../recrawl/index.js';
-import type { TaskInputs } from '../data/channels.js';
+import { IcrScan } from '../../recrawl/window-stats.js';
 import type { BatchOp } from '../data/repositories.js';
 import type { Channel } from '../domain/channel.js';
-import { HostGate } from '../domain/host-gate.js';
+import { DueMerge, timedAt, type MergeStep, type Stream } from '../domain/due-order.js';
+import { hostKey } from '../domain/in-flight.js';
 import type { TaskRecord } from '../domain/records.js';
-import { MINUTE } from '../domain/scheduler.js';
+import type { DueEntry, InFlight } from '../domain/schedule-record.js';
+import { DATA_INTER_DIGESTS, DATA_INTER_SEEDS, DATA_KNOWN, MINUTE, Scheduler } from '../domain/scheduler.js';
 import { buildTask, channelOfTask, taskId } from '../domain/task-builder.js';
 import type { ServiceCore } from './core.js';
+import { endOps, releaseOps, statsOp } from './schedules.js';
 
 export interface IssuedTask {
   task: Task;
@@ -36,13 +40,21 @@ export interface TaskServiceOptions {
   graceMs?: number;
   /** Tasks ask volunteers to upload their exchanges (`--archive full`). */
   archiveExchanges?: boolean;
+  /** At most this many tasks in flight (the memory the manager keeps per task is bounded by it). */
+  maxInFlight?: number;
 }
 
+export const DEFAULT_MAX_IN_FLIGHT = 100_000;
 /** Failed tasks kept for the API, and reassignment rounds kept (in the database too). */
 const RECENT_FAILURES = 200;
 const ROUNDS_KEPT = 50;
 /** Overdue tasks failed per step. */
 const OVERDUE_PER_STEP = 10_000;
+/** Parks and moves written ahead of a pass's issue batch once this many are pending. */
+const FLUSH_OPS = 5000;
+
+/** What a pass over the due channels is told, one step at a time. */
+type PassStep = Extract<MergeStep, { kind: 'due' | 'move' }>;
 
 export class TaskService {
   /** Set by the network side (network.ts); null: issued tasks wait for their deadline. */
@@ -51,8 +63,6 @@ export class TaskService {
   onLost: ((t: TaskRecord) => void) | null = null;
   readonly recentFailures: TaskRecord[] = [];
   private readonly dispatching = new Set<Promise<void>>();
-  /** At most one task in flight per host (politeness across channels of one host). */
-  private readonly hostGate = new HostGate((id) => this.isActive(id));
   private seq = 0;
 
   constructor(
@@ -62,13 +72,17 @@ export class TaskService {
     readonly rounds: RoundReport[],
   ) {}
 
+  get maxInFlight(): number {
+    return this.opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  }
+
   /** Restores the tasks in flight (startup); returns how many there were. */
   async restore(): Promise<number> {
-    const { sched } = this.core;
+    const { inflight } = this.core;
     return this.core.repos.tasks.scanActive((t) => {
-      if (!sched.has(t.channel)) return;
-      sched.restoreInFlight(t.channel, t.id, t.issuedAt, t.round, t.deadline, t.state === 'running');
-      this.hostGate.hold(t.host, t.id);
+      const prev = inflight.get(t.channel);
+      if (prev !== undefined && prev.issuedAt > t.issuedAt) return; // an older task; the newer one holds the channel
+      inflight.add(t.channel, { task: t.id, issuedAt: t.issuedAt, round: t.round, deadline: t.deadline, running: t.state === 'running', hh: hostKey(t.host) });
     });
   }
 
@@ -85,16 +99,44 @@ export class TaskService {
     return this.rounds[this.rounds.length - 1] ?? null;
   }
 
-  private timeout(channelId: string): number {
+  private timeout(e: DueEntry): number {
     const lo = this.opts.taskTimeoutMinMs ?? 10 * MINUTE;
     const hi = this.opts.taskTimeoutMaxMs ?? 6 * 60 * MINUTE;
     // Whole milliseconds: the crawler's task schema wants an integer deadline, and
     // IIR/ICR intervals (minutes) are fractional.
-    return Math.round(Math.min(hi, Math.max(lo, this.core.sched.intervalMs(channelId))));
+    return Math.round(Math.min(hi, Math.max(lo, this.core.sched.intervalMsOf(e.g, e.ci))));
+  }
+
+  /**
+   * Walks the due channels in issue order (domain/due-order.ts), reading the due index
+   * in chunks; `visit` is told each due channel and each misplaced entry to move, and
+   * may stop the walk. With `advance`, the streams' cursors move past what was taken
+   * (the caller writes the removal of every entry it was told about).
+   */
+  async walkDue(now: number, chunk: number, advance: boolean, visit: (s: PassStep) => 'stop' | void | Promise<'stop' | void>): Promise<void> {
+    const { repos, sched } = this.core;
+    const merge = new DueMerge(sched, now);
+    const readers = repos.due.readers(now);
+    const last: (string | null)[] = new Array<string | null>(repos.due.streams).fill(null);
+    try {
+      for (;;) {
+        const step = merge.next();
+        if (step.kind === 'need') {
+          const items = await readers.next(step.stream, chunk);
+          if (items.length > 0) last[step.stream] = items[items.length - 1]!.key;
+          merge.feed(step.stream, items, items.length < chunk);
+          continue;
+        }
+        if (step.kind === 'done' || (await visit(step)) === 'stop') break;
+      }
+      if (advance) for (let i = 0; i < repos.due.streams; i++) repos.due.setCursor(i, merge.untaken(i)?.key ?? null, last[i]!);
+    } finally {
+      await readers.close();
+    }
   }
 
   /** Turns up to `limit` due channels into tasks, persisted before they are returned
-   * (and, when a dispatcher is set, handed to it). */
+   * (and, when a dispatcher is set, handed to it). Never more than `maxInFlight` in flight. */
   async issueDue(limit = 1000): Promise<IssuedTask[]> {
     const issued = await this.core.commit.run(() => this.issueLocked(limit));
     if (this.dispatch !== null) for (const t of issued) this.startDispatch(this.dispatch, t);
@@ -102,42 +144,84 @@ export class TaskService {
   }
 
   private async issueLocked(limit: number): Promise<IssuedTask[]> {
-    const { sched, repos } = this.core;
+    const { sched, repos, inflight } = this.core;
     const now = this.core.clock();
-    const ids = sched.due(now, limit);
-    if (ids.length === 0) return [];
-    const inputs = await repos.channels.taskInputs(ids, (id) => sched.optionalRecords(id));
-    // One task per host: a channel whose host is being crawled (or already got a task in
-    // this batch) stays due; the round-robin scan comes back to it.
-    const taken = new Set<string>();
-    const ready: (TaskInputs & { channel: Channel })[] = [];
-    for (const x of inputs) {
-      const ch = x.channel;
-      if (ch === undefined || taken.has(ch.host) || this.hostGate.busy(ch.host)) continue;
-      taken.add(ch.host);
-      ready.push({ ...x, channel: ch });
+    const room = Math.min(limit, this.maxInFlight - inflight.size);
+    if (room <= 0) return [];
+    const picked: { e: DueEntry; at: Stream }[] = [];
+    // One task per host: a due channel whose host is busy is parked under it until the
+    // host's task ends (written ahead: it is true whatever this pass issues); one whose
+    // host is taken by a channel issued in this pass is parked with the issue.
+    const taken = new Set<number>();
+    const ahead: BatchOp[] = [];
+    const withIssue: BatchOp[] = [];
+    const at = (e: DueEntry) => timedAt(sched, e);
+    try {
+      await this.walkDue(now, Math.min(1024, Math.max(32, room)), true, async (s) => {
+        if (s.kind === 'move') ahead.push(...repos.due.moveOps(s.e, s.from, s.to, at(s.e)));
+        else if (inflight.busy(s.e.hh)) ahead.push(...repos.due.parkOps(s.e, s.at, at(s.e)));
+        else if (taken.has(s.e.hh)) withIssue.push(...repos.due.parkOps(s.e, s.at, at(s.e)));
+        else {
+          taken.add(s.e.hh);
+          picked.push({ e: s.e, at: s.at });
+          if (picked.length >= room) return 'stop';
+        }
+        if (ahead.length >= FLUSH_OPS) await repos.commit(ahead.splice(0));
+      });
+      return await this.issuePicked(now, picked, [...ahead, ...withIssue]);
+    } catch (err) {
+      repos.due.resetCursors();
+      throw err;
     }
-    const hosts = [...taken];
+  }
+
+  /** Builds and persists the tasks of the channels a pass picked (with the pass's other writes). */
+  private async issuePicked(now: number, picked: { e: DueEntry; at: Stream }[], ops: BatchOp[]): Promise<IssuedTask[]> {
+    const { sched, repos, inflight } = this.core;
+    if (picked.length === 0) {
+      await repos.commit(ops);
+      return [];
+    }
+    const bits = new Map(picked.map(({ e }) => [e.id, e.x]));
+    const inputs = await repos.channels.taskInputs(
+      picked.map(({ e }) => e.id),
+      (id) => {
+        const x = bits.get(id)!;
+        return { known: (x & DATA_KNOWN) !== 0, interSeeds: (x & DATA_INTER_SEEDS) !== 0, interDigests: (x & DATA_INTER_DIGESTS) !== 0 };
+      },
+    );
+    const hosts = [...new Set(inputs.flatMap((x) => (x.channel !== undefined ? [x.channel.host] : [])))];
     const coords = await repos.hosts.coords(hosts);
     const coordOf = new Map<string, WireCoord>();
     hosts.forEach((h, i) => coords[i] !== undefined && coordOf.set(h, coords[i]!));
-    const ops: BatchOp[] = [];
+    const saved = structuredClone(sched.stats);
     const out: IssuedTask[] = [];
-    for (const { channel: ch, known, interSeeds, interDigests } of ready) {
+    const flying: [string, InFlight][] = [];
+    picked.forEach(({ e, at }, i) => {
+      ops.push(repos.due.delOp(e, at, timedAt(sched, e)));
+      const { channel: ch, known, interSeeds, interDigests } = inputs[i]!;
+      if (ch === undefined) return; // an entry left by a channel that is gone
       const id = taskId(ch.id, now, this.seq++);
-      const deadline = now + this.timeout(ch.id);
+      const deadline = now + this.timeout(e);
       const task = buildTask(ch, id, deadline, known, interSeeds, interDigests);
       if (this.opts.archiveExchanges === true) task.archive = 'full';
       const rec: TaskRecord = { id, channel: ch.id, host: ch.host, issuedAt: now, deadline, round: sched.state.rounds, state: 'issued', parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 };
-      sched.markIssued(ch.id, id, now, deadline);
-      this.hostGate.hold(ch.host, id);
-      // While a task is active only its record is written: on restart it restores the
-      // channel's last-issue time, in-flight id and submit count (Scheduler.restoreInFlight).
+      // While a task is active only its record is written: it holds the channel's issue
+      // time and window until the task ends (InFlight; the channel's record is written then).
       ops.push(repos.tasks.putOp(rec, true));
+      sched.submitted(e.g);
+      flying.push([ch.id, { task: id, issuedAt: now, round: rec.round, deadline, running: false, hh: e.hh }]);
       const hc = coordOf.get(ch.host);
       out.push(hc !== undefined ? { task, channel: ch, hostCoord: hc } : { task, channel: ch });
+    });
+    ops.push(statsOp(this.core));
+    try {
+      await repos.commit(ops);
+    } catch (err) {
+      sched.stats = saved;
+      throw err;
     }
-    await repos.commit(ops);
+    for (const [ch, f] of flying) inflight.add(ch, f);
     this.core.counters.tasksIssued += out.length;
     return out;
   }
@@ -163,8 +247,7 @@ export class TaskService {
 
   /** True while the task is in flight (issued or running). */
   isActive(id: string): boolean {
-    const ch = channelOfTask(id);
-    return this.core.sched.has(ch) && this.core.sched.inFlight(ch) === id;
+    return this.core.inflight.isActive(channelOfTask(id), id);
   }
 
   /** The record of a task in flight, or undefined. */
@@ -175,13 +258,13 @@ export class TaskService {
 
   /** Records of tasks in flight (at most `limit`), optionally only issued or only running. */
   async activeList(limit: number, state?: 'issued' | 'running'): Promise<TaskRecord[]> {
-    return this.core.repos.tasks.activeMany(this.core.sched.inFlightTasks(limit, state).map(([, t]) => t));
+    return this.core.repos.tasks.activeMany(this.core.inflight.list(limit, state).map(([, t]) => t));
   }
 
   /** Records where a task went; a task no crawler took fails at once. Serialised
    * with the channel's uploads so a fast upload and this bookkeeping never race. */
   async onDispatched(id: string, r: DispatchResult): Promise<void> {
-    const { sched, repos } = this.core;
+    const { repos, inflight } = this.core;
     await this.core.channelLocks.run(channelOfTask(id), async () => {
       const t = await this.active(id);
       if (t === undefined || t.state !== 'issued') return;
@@ -190,7 +273,7 @@ export class TaskService {
         if (r.status === 'accepted') {
           t.state = 'running';
           if (r.by !== undefined && t.holder === undefined) t.holder = r.by;
-          sched.setRunning(t.channel, id);
+          inflight.get(t.channel)!.running = true;
           await repos.commit([repos.tasks.putOp(t, true)]);
           return;
         }
@@ -201,14 +284,27 @@ export class TaskService {
 
   /** Fails a task and writes `extra` with it. The caller holds the commit lock. */
   async failInCommit(t: TaskRecord, reason: string, extra: BatchOp[] = []): Promise<void> {
-    const { sched, repos } = this.core;
+    const { sched, repos, inflight } = this.core;
     const now = this.core.clock();
     t.state = 'failed';
     t.reason = reason;
     t.finishedAt = now;
     const ops = [...repos.tasks.finishOps(t), ...extra];
-    if (sched.has(t.channel) && sched.markFailure(t.channel, t.id, now)) ops.push(repos.channels.scheduleOp(t.channel, sched.record(t.channel)));
-    await repos.commit(ops);
+    const fl = inflight.get(t.channel);
+    const saved = structuredClone(sched.stats);
+    if (fl !== undefined && fl.task === t.id) {
+      inflight.end(t.channel);
+      const rec = await repos.channels.schedule(t.channel);
+      if (rec !== undefined) ops.push(...(await endOps(this.core, t.channel, sched.failed(rec, fl, now), fl)), statsOp(this.core));
+      else ops.push(...(await releaseOps(this.core, fl.hh)));
+    }
+    try {
+      await repos.commit(ops);
+    } catch (err) {
+      sched.stats = saved;
+      if (fl !== undefined && !inflight.isActive(t.channel, fl.task) && fl.task === t.id) inflight.add(t.channel, fl);
+      throw err;
+    }
     this.core.counters.tasksFailed++;
     this.recentFailures.push(t);
     if (this.recentFailures.length > RECENT_FAILURES) this.recentFailures.splice(0, this.recentFailures.length - RECENT_FAILURES);
@@ -217,7 +313,7 @@ export class TaskService {
 
   /** Marks tasks past their deadline (plus grace) as failed; their channels become due. */
   async failOverdue(): Promise<number> {
-    const due = this.core.sched.overdue(this.core.clock(), this.graceMs, OVERDUE_PER_STEP);
+    const due = this.core.inflight.overdue(this.core.clock(), this.graceMs, OVERDUE_PER_STEP);
     let n = 0;
     for (const [ch, id] of due) {
       await this.core.channelLocks.run(ch, async () => {
@@ -235,16 +331,26 @@ export class TaskService {
     return n;
   }
 
-  /** Runs the recrawl strategy's reassignment if its trigger fired; persists the new state. */
+  /** Runs the recrawl strategy's round if its trigger fired; persists the new state. IIR
+   * runs from the window aggregates; ICR also needs every channel's recent updates at
+   * the round's time, read in one pass through the records. */
   async maybeReassign(): Promise<RoundReport | null> {
-    const { sched, repos } = this.core;
+    const { sched, repos, inflight } = this.core;
     return this.core.commit.run(async () => {
-      const r = sched.maybeReassign(this.core.clock());
+      const now = this.core.clock();
+      if (!sched.shouldReassign(now)) return null;
+      let icr;
+      if (sched.needsScan) {
+        const scan = new IcrScan(sched.state, Scheduler.minutes(now));
+        await repos.channels.scanSchedules((id, rec) => scan.add(sched.view(rec, inflight.get(id))));
+        icr = scan.inputs(sched.stats);
+      }
+      const r = sched.reassign(now, icr);
       if (r === null) return null;
       this.rounds.push(r);
       if (this.rounds.length > ROUNDS_KEPT) this.rounds.splice(0, this.rounds.length - ROUNDS_KEPT);
       this.core.counters.rounds++;
-      await repos.commit([repos.meta.recrawlOp(sched.meta()), repos.meta.roundsOp(this.rounds)]);
+      await repos.commit([repos.meta.recrawlOp(sched.meta()), statsOp(this.core), repos.meta.roundsOp(this.rounds)]);
       this.core.log.info({ round: sched.state.rounds, intervalsMin: r.intervals }, 'recrawl intervals reassigned');
       return r;
     });

@@ -1,7 +1,9 @@
-// The manager's scheduler (src/manager/domain/scheduler.ts) where it goes beyond
-// src/recrawl: a channel moved between priority groups.
+// The reference scheduler (reference-scheduler.ts, the in-memory model the disk-backed
+// scheduler is checked against) where it goes beyond src/recrawl: a channel moved
+// between priority groups.
 import { describe, expect, it } from 'vitest';
-import { MINUTE, Scheduler } from '../../src/manager/domain/scheduler.js';
+import { MINUTE } from '../../src/manager/domain/scheduler.js';
+import { ReferenceScheduler as Scheduler } from './reference-scheduler.js';
 
 describe('scheduler', () => {
   it("a channel moved to another group starts the IIR window afresh there: its old group's update gaps do not set the new group's interval", () => {
