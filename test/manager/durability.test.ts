@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Manager } from '../../src/manager/manager.js';
+import { statsOf, exactValue } from '../../src/recrawl/window-stats.js';
+import { channelOfTask } from '../../src/manager/domain/task-builder.js';
 import { tempDir } from './helpers.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -46,6 +48,77 @@ describe('durability', () => {
     expect(pages.map((p) => p.text)).toEqual(['stored before the crash']);
     expect((await m.channels.history(ch)).length).toBe(1);
   });
+
+  it('kill -9 during scheduling windows loses no due channel and duplicates no task in flight', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const child = spawn(process.execPath, ['bin/run-ts.js', 'test/manager/fixtures/window-child.ts', t.dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const acked = new Set<string>();
+    let windows = 0;
+    let clock = 0;
+    await new Promise<void>((done, fail) => {
+      let buf = '';
+      child.stdout.on('data', (d: Buffer) => {
+        buf += d.toString();
+        const lines = buf.split('\n');
+        buf = lines.pop()!;
+        for (const l of lines) {
+          const [kind, a, b] = l.split(' ');
+          if (kind === 'acked') {
+            clock = Number(a);
+            for (const id of (b ?? '').split(',').filter(Boolean)) acked.add(id);
+            // Windows run back to back: the kill lands inside one (or inside a refusal).
+            if (++windows === 60) {
+              child.kill('SIGKILL');
+              done();
+            }
+          } else if (kind === 'failed') acked.delete(a!);
+        }
+      });
+      child.on('exit', (code) => code !== null && fail(new Error(`child exited ${code}`)));
+    });
+    await new Promise((r) => child.once('close', r));
+    // A day later every channel without a task in flight is due.
+    let now = clock + 24 * 3600_000;
+    const m = await Manager.open({ dataDir: t.dir, clock: () => now });
+    cleanups.push(() => m.close());
+    const all = (await m.channels.list({ limit: 10_000 })).map((c) => c.id);
+    expect(all.length).toBe(3000);
+    const active = await m.tasks.activeList(100_000);
+    // Nothing acknowledged is lost: every task acknowledged and not refused is still in flight.
+    for (const id of acked) expect(m.tasks.isActive(id), id).toBe(true);
+    // No duplicate: one task per channel, one per host, the in-flight set as the records say.
+    const flying = active.map((x) => x.channel);
+    expect(new Set(flying).size).toBe(flying.length);
+    expect(m.inflight.size).toBe(flying.length);
+    expect(new Set(active.map((x) => x.host)).size).toBe(active.length);
+    // No due channel lost: every other channel is due (in the index or parked behind a busy host), none twice.
+    const due = await m.reporting.listDue(10_000);
+    expect(new Set(due).size).toBe(due.length);
+    expect([...due, ...flying].sort()).toEqual([...all].sort());
+    // The window aggregates written with each batch equal the ones from the records.
+    const views = await Promise.all(all.map(async (id) => {
+      const { inFlight: _f, dueAt: _d, intervalMs: _i, ...v } = await m.channels.recrawlState(id);
+      return v;
+    }));
+    const plain = (s: ReturnType<typeof statsOf>) => s.map(({ hSum, ...g }) => ({ ...g, hSum: exactValue(hSum) }));
+    expect(plain(m.sched.stats)).toEqual(plain(statsOf(views, 5, m.sched.state.options.triggerUpdates)));
+    // Scheduling goes on: refusing every task and issuing again reaches every channel, never
+    // one already in flight and never two on one host.
+    const reached = new Set(flying);
+    for (let round = 0; round < 40 && reached.size < all.length; round++) {
+      for (const x of await m.tasks.activeList(100_000)) await m.tasks.onDispatched(x.id, { status: 'rejected', reason: 'test' });
+      now += 10 * 60_000;
+      const before = new Set((await m.tasks.activeList(100_000)).map((x) => x.channel));
+      const issued = await m.tasks.issueDue(10_000);
+      for (const x of issued) {
+        expect(before.has(x.channel.id)).toBe(false);
+        reached.add(channelOfTask(x.task.id));
+      }
+      expect(new Set(issued.map((x) => x.channel.host)).size).toBe(issued.length);
+    }
+    expect(reached.size).toBe(all.length);
+  }, 120_000);
 
   it('CLI verbs refuse a database held by the server, pointing to the HTTP API', async () => {
     const t = tempDir();
