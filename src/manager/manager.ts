@@ -121,6 +121,7 @@ export class Manager {
       const archive = opts.archive ?? null;
       const tasks = new TaskService(core, { ...opts, archiveExchanges: archive !== null }, await repos.meta.rounds());
       const active = await tasks.restore();
+      await repos.due.open();
       if (stats === undefined || !indexCurrent(await repos.meta.dueIndex(), sched.indexParams())) {
         log.info({ rateCap: sched.state.options.rateCap, minInterval: sched.state.options.minInterval }, 'building the due index from the channel records');
         const n = await rebuildDueIndex(core);

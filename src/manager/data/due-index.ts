@@ -31,6 +31,10 @@ export class DueIndexRepository {
   /** Per stream, the lowest key put since the current pass opened its readers (which do
    * not see it): the pass's cursor may not end above it. */
   private readonly putSincePass: (string | undefined)[];
+  /** Host keys that may have parked entries (a superset: a host leaves it when a read finds
+   * none). A parked host is busy, so this is bounded by the tasks in flight; it spares the
+   * end of every task a read of its host's parked range. */
+  private readonly parkedHosts = new Set<number>();
 
   constructor(
     private readonly store: Store,
@@ -80,12 +84,23 @@ export class DueIndexRepository {
 
   /** The entry waits under its host until the host's task in flight ends. */
   parkOps(e: DueEntry, from: Stream, timedAt: number): BatchOp[] {
+    this.parkedHosts.add(e.hh);
     return [this.delOp(e, from, timedAt), { type: 'put', key: K.dueParked(e.hh, e.id), value: toValue(e) }];
+  }
+
+  /** Startup: the end marker of the parked range, and which hosts have parked entries. */
+  async open(): Promise<void> {
+    if ((await this.store.get(K.dueParkedEnd())) === undefined) await this.store.batch([{ type: 'put', key: K.dueParkedEnd(), value: 1 }]);
+    this.parkedHosts.clear();
+    await this.eachParked((e) => this.parkedHosts.add(e.hh));
   }
 
   /** The entries parked under a host. */
   async parked(hh: number): Promise<DueEntry[]> {
-    return (await this.store.range<Value>(K.dueParkedHost(hh))).map((r) => toEntry(r.rest, r.value));
+    if (!this.parkedHosts.has(hh)) return [];
+    const out = (await this.store.range<Value>(K.dueParkedHost(hh))).map((r) => toEntry(r.rest, r.value));
+    if (out.length === 0) this.parkedHosts.delete(hh);
+    return out;
   }
 
   unparkOp(e: DueEntry): BatchOp {
@@ -129,5 +144,6 @@ export class DueIndexRepository {
   async clear(): Promise<void> {
     for (const r of [K.dueTimedAll(), K.duePacedAll(), K.dueParkedAll()]) await this.store.clear(r);
     this.resetCursors();
+    this.parkedHosts.clear();
   }
 }

@@ -56,7 +56,11 @@ export const K = {
   duePacedAll: () => within('dg!'),
   dueParked: (hh: number, id: string) => `dh!${hh.toString(36)}!${id}`,
   dueParkedHost: (hh: number) => within(`dh!${hh.toString(36)}!`),
-  dueParkedAll: () => within('dh!'),
+  dueParkedAll: (): KeyRange => ({ prefix: 'dh!', to: 'dh!~' }),
+  /** A live key just past the parked entries ('~' sorts after base-36 digits): a read of one
+   * host's entries stops there instead of walking the deletions of the timed stream after it
+   * (LevelDB steps over every deleted key up to the next live one, whatever the range's end). */
+  dueParkedEnd: () => 'dh!~',
   // pages (data/pages.ts)
   pageLatest: (id: string, url: string) => `pl!${id}!${url}`,
   pagesLatest: (id: string) => within(`pl!${id}!`),
