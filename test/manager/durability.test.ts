@@ -12,28 +12,38 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** Runs a child fixture and hands each line it prints to `onLine`; when that returns true
+ * the child is killed with SIGKILL. Every line it printed before it died is still handed
+ * on (each was printed after its write was acknowledged); resolves once it is gone. */
+async function runUntilKilled(fixture: string, dir: string, onLine: (line: string) => boolean): Promise<void> {
+  const child = spawn(process.execPath, ['bin/run-ts.js', fixture, dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  let killed = false;
+  let buf = '';
+  child.stdout.on('data', (d: Buffer) => {
+    buf += d.toString();
+    const lines = buf.split('\n');
+    buf = lines.pop()!;
+    for (const l of lines) {
+      if (onLine(l) && !killed) {
+        killed = true;
+        child.kill('SIGKILL');
+      }
+    }
+  });
+  const code = await new Promise<number | null>((r) => child.once('close', r));
+  if (!killed) throw new Error(`child exited ${code}`);
+}
+
 describe('durability', () => {
   it('kill -9 after acknowledgements loses no channel, task or stored page', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const child = spawn(process.execPath, ['bin/run-ts.js', 'test/manager/fixtures/crash-child.ts', t.dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     const acked: string[] = [];
-    await new Promise<void>((done, fail) => {
-      let buf = '';
-      child.stdout.on('data', (d: Buffer) => {
-        buf += d.toString();
-        const lines = buf.split('\n');
-        buf = lines.pop()!;
-        for (const l of lines) {
-          if (l === 'ready') {
-            child.kill('SIGKILL');
-            done();
-          } else acked.push(l);
-        }
-      });
-      child.on('exit', (code) => code !== null && fail(new Error(`child exited ${code}`)));
+    await runUntilKilled('test/manager/fixtures/crash-child.ts', t.dir, (l) => {
+      if (l === 'ready') return true;
+      acked.push(l);
+      return false;
     });
-    await new Promise((r) => child.once('close', r));
     const m = await Manager.open({ dataDir: t.dir, clock: () => Date.UTC(2026, 0, 1) });
     cleanups.push(() => m.close());
     const channelIds = acked.filter((l) => l.startsWith('acked channel ')).map((l) => l.slice('acked channel '.length));
@@ -52,32 +62,20 @@ describe('durability', () => {
   it('kill -9 during scheduling windows loses no due channel and duplicates no task in flight', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const child = spawn(process.execPath, ['bin/run-ts.js', 'test/manager/fixtures/window-child.ts', t.dir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     const acked = new Set<string>();
     let windows = 0;
     let clock = 0;
-    await new Promise<void>((done, fail) => {
-      let buf = '';
-      child.stdout.on('data', (d: Buffer) => {
-        buf += d.toString();
-        const lines = buf.split('\n');
-        buf = lines.pop()!;
-        for (const l of lines) {
-          const [kind, a, b] = l.split(' ');
-          if (kind === 'acked') {
-            clock = Number(a);
-            for (const id of (b ?? '').split(',').filter(Boolean)) acked.add(id);
-            // Windows run back to back: the kill lands inside one (or inside a refusal).
-            if (++windows === 60) {
-              child.kill('SIGKILL');
-              done();
-            }
-          } else if (kind === 'failed') acked.delete(a!);
-        }
-      });
-      child.on('exit', (code) => code !== null && fail(new Error(`child exited ${code}`)));
+    await runUntilKilled('test/manager/fixtures/window-child.ts', t.dir, (l) => {
+      const [kind, a, b] = l.split(' ');
+      if (kind === 'acked') {
+        clock = Number(a);
+        for (const id of (b ?? '').split(',').filter(Boolean)) acked.add(id);
+        // Windows run back to back: the kill lands inside one (or inside a refusal).
+        return ++windows === 60;
+      }
+      if (kind === 'failed') acked.delete(a!);
+      return false;
     });
-    await new Promise((r) => child.once('close', r));
     // A day later every channel without a task in flight is due.
     let now = clock + 24 * 3600_000;
     const m = await Manager.open({ dataDir: t.dir, clock: () => now });

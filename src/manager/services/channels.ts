@@ -9,7 +9,7 @@ import { buildChannel, channelKey, patchChannel, parseSeedList, type Channel, ty
 import { hostKey } from '../domain/in-flight.js';
 import type { SchedRecord } from '../domain/schedule-record.js';
 import type { ServiceCore } from './core.js';
-import { placeOp, releaseOps, rescheduleOps, statsOp, unplaceOps } from './schedules.js';
+import { commitScheduled, placeOp, releaseOps, rescheduleOps, snapshot, statsOp, unplaceOps } from './schedules.js';
 
 export interface ChannelServiceOptions {
   /** Group a new channel joins when the operator gives none (default: the middle one). */
@@ -90,18 +90,13 @@ export class ChannelService {
       ops.push(...repos.channels.addOps(ch, identity));
       added.push(ch);
     });
-    const saved = structuredClone(sched.stats);
+    const saved = snapshot(this.core);
     for (const ch of added) {
       const rec = sched.create(ch.group, ch.changeInterval, hostKey(ch.host));
       ops.push(repos.channels.scheduleOp(ch.id, rec), placeOp(this.core, sched.entry(ch.id, rec)));
     }
     ops.push(repos.meta.channelSeqOp(seq), statsOp(this.core));
-    try {
-      await repos.commit(ops);
-    } catch (err) {
-      sched.stats = saved;
-      throw err;
-    }
+    await commitScheduled(this.core, ops, saved);
     this.seq = seq;
     return out;
   }
@@ -138,7 +133,7 @@ export class ChannelService {
         const next = patchChannel(ch, raw, { now: this.core.clock(), groupCount: this.groupCount });
         const rec = await repos.channels.schedule(id);
         const ops = [repos.channels.putOp(next)];
-        const saved = structuredClone(sched.stats);
+        const saved = snapshot(this.core);
         if (rec !== undefined) {
           const fl = inflight.get(id);
           const round = fl?.round;
@@ -154,12 +149,7 @@ export class ChannelService {
           }
           ops.push(statsOp(this.core));
         }
-        try {
-          await repos.commit(ops);
-        } catch (err) {
-          sched.stats = saved;
-          throw err;
-        }
+        await commitScheduled(this.core, ops, saved);
         return next;
       }),
     );
@@ -175,7 +165,7 @@ export class ChannelService {
         const ops = [...repos.channels.deleteOps(ch, channelKey(ch.origin, ch.pathPrefixes)), ...(await repos.pages.deleteChannelOps(id))];
         const rec = await repos.channels.schedule(id);
         const fl = inflight.get(id);
-        const saved = structuredClone(sched.stats);
+        const saved = snapshot(this.core);
         if (rec !== undefined) {
           if (fl === undefined) ops.push(...unplaceOps(this.core, id, rec));
           sched.removed(rec, fl);
@@ -187,13 +177,7 @@ export class ChannelService {
           inflight.end(id);
           ops.push(...(await releaseOps(this.core, fl.hh)));
         }
-        try {
-          await repos.commit(ops);
-        } catch (err) {
-          sched.stats = saved;
-          if (fl !== undefined) inflight.add(id, fl);
-          throw err;
-        }
+        await commitScheduled(this.core, ops, saved, () => fl !== undefined && inflight.add(id, fl));
       }),
     );
   }

@@ -24,6 +24,7 @@ import type { ServiceCore } from './core.js';
 import { hostRttOps } from './ingest-hosts.js';
 import { interSiteOps } from './ingest-links.js';
 import { recordUpdate } from './ingest-update.js';
+import { commitScheduled, snapshot } from './schedules.js';
 import type { TaskService } from './tasks.js';
 
 /** Pages the WARC exporter may lag behind before uploads wait for it. */
@@ -190,8 +191,13 @@ export class IngestService {
       t.state = 'done';
       t.finishedAt = now;
       ops.push(...repos.tasks.finishOps(t));
+      // The update ends the task in flight and changes the aggregates in memory: a failed write puts them back.
+      const saved = snapshot(this.core);
+      const fl = this.core.inflight.get(ch.id);
       if (isActive) ops.push(...(await recordUpdate(this.core, this.grouping, { ch, t, r, from, now, history, stored, latest: diff.latest })));
-      await repos.commit(ops);
+      await commitScheduled(this.core, ops, saved, () => {
+        if (fl !== undefined && this.core.inflight.get(ch.id) === undefined) this.core.inflight.add(ch.id, fl);
+      });
       this.finished({ t, ch, from, r, receivedAt: now });
       return { outcome: 'applied' as const, warc };
     });

@@ -4,7 +4,7 @@
 // and domain/due-order.ts's; this file only turns their results into writes.
 import type { BatchOp } from '../data/repositories.js';
 import { streamOf, timedAt } from '../domain/due-order.js';
-import type { DueEntry, InFlight, SchedRecord } from '../domain/schedule-record.js';
+import type { DueEntry, InFlight, SchedRecord, WindowStats } from '../domain/schedule-record.js';
 import type { ServiceCore } from './core.js';
 
 /** Puts a due-index entry where it belongs now. */
@@ -54,6 +54,24 @@ export function dataOps(core: ServiceCore, id: string, rec: SchedRecord, bit: nu
   if (fl === undefined) return rescheduleOps(core, id, rec, after);
   fl.x = (fl.x ?? 0) | bit;
   return [core.repos.channels.scheduleOp(id, after)];
+}
+
+/** The window aggregates before a change (for `commitScheduled`). */
+export function snapshot(core: ServiceCore): WindowStats {
+  return structuredClone(core.sched.stats);
+}
+
+/** Writes a change whose scheduling side was already applied in memory: if the write
+ * fails, the aggregates go back to `saved` and `undo` puts back the rest (a task in
+ * flight), so memory stays as the database is. */
+export async function commitScheduled(core: ServiceCore, ops: BatchOp[], saved: WindowStats, undo?: () => void): Promise<void> {
+  try {
+    await core.repos.commit(ops);
+  } catch (err) {
+    core.sched.stats = saved;
+    undo?.();
+    throw err;
+  }
 }
 
 /** The window aggregates as they are now (written with every change to them). */

@@ -16,7 +16,7 @@ import type { DueEntry, InFlight } from '../domain/schedule-record.js';
 import { DATA_INTER_DIGESTS, DATA_INTER_SEEDS, DATA_KNOWN, MINUTE, Scheduler } from '../domain/scheduler.js';
 import { buildTask, channelOfTask, taskId } from '../domain/task-builder.js';
 import type { ServiceCore } from './core.js';
-import { endOps, releaseOps, statsOp } from './schedules.js';
+import { commitScheduled, endOps, releaseOps, snapshot, statsOp } from './schedules.js';
 
 export interface IssuedTask {
   task: Task;
@@ -194,7 +194,7 @@ export class TaskService {
     const coords = await repos.hosts.coords(hosts);
     const coordOf = new Map<string, WireCoord>();
     hosts.forEach((h, i) => coords[i] !== undefined && coordOf.set(h, coords[i]!));
-    const saved = structuredClone(sched.stats);
+    const saved = snapshot(this.core);
     const out: IssuedTask[] = [];
     const flying: [string, InFlight][] = [];
     picked.forEach(({ e, at }, i) => {
@@ -215,12 +215,7 @@ export class TaskService {
       out.push(hc !== undefined ? { task, channel: ch, hostCoord: hc } : { task, channel: ch });
     });
     ops.push(statsOp(this.core));
-    try {
-      await repos.commit(ops);
-    } catch (err) {
-      sched.stats = saved;
-      throw err;
-    }
+    await commitScheduled(this.core, ops, saved);
     for (const [ch, f] of flying) inflight.add(ch, f);
     this.core.counters.tasksIssued += out.length;
     return out;
@@ -291,20 +286,16 @@ export class TaskService {
     t.finishedAt = now;
     const ops = [...repos.tasks.finishOps(t), ...extra];
     const fl = inflight.get(t.channel);
-    const saved = structuredClone(sched.stats);
+    const saved = snapshot(this.core);
     if (fl !== undefined && fl.task === t.id) {
       inflight.end(t.channel);
       const rec = await repos.channels.schedule(t.channel);
       if (rec !== undefined) ops.push(...(await endOps(this.core, t.channel, sched.failed(rec, fl, now), fl)), statsOp(this.core));
       else ops.push(...(await releaseOps(this.core, fl.hh)));
     }
-    try {
-      await repos.commit(ops);
-    } catch (err) {
-      sched.stats = saved;
-      if (fl !== undefined && !inflight.isActive(t.channel, fl.task) && fl.task === t.id) inflight.add(t.channel, fl);
-      throw err;
-    }
+    await commitScheduled(this.core, ops, saved, () => {
+      if (fl !== undefined && fl.task === t.id && !inflight.isActive(t.channel, fl.task)) inflight.add(t.channel, fl);
+    });
     this.core.counters.tasksFailed++;
     this.recentFailures.push(t);
     if (this.recentFailures.length > RECENT_FAILURES) this.recentFailures.splice(0, this.recentFailures.length - RECENT_FAILURES);
