@@ -9,8 +9,9 @@ import pino, { type Logger } from 'pino';
 import { defaultDataDir, loadOrCreateIdentity } from '../node/identity.js';
 import { STRATEGIES, type StrategyName } from '../recrawl/index.js';
 import { startApi, type ApiServer } from './api/server.js';
-import { StoreLockedError } from './errors.js';
+import { StoreLockedError, UnsupportedStrategyError } from './errors.js';
 import { Manager, type ManagerOptions } from './manager.js';
+import { assertManagerStrategy } from './domain/scheduler.js';
 import { ManagerNode } from './network.js';
 import { ArchiveWriter, WarcExporter } from './warc.js';
 import { DEFAULT_WARC_MAX_BYTES } from '../crawler/warc/files.js';
@@ -87,6 +88,7 @@ export interface RunningManager {
 
 /** Starts everything; used by the CLI and the tests. */
 export async function startManager(flags: ServeFlags, log: Logger, extra: Partial<ManagerOptions> = {}): Promise<RunningManager> {
+  assertManagerStrategy(flags.strategy); // before anything is created in the data directory
   const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc'), flags.warcMaxSize) : null;
   const archive = flags.archive === 'full' ? new ArchiveWriter(join(flags.dataDir, 'warc'), flags.warcMaxSize) : null;
   const closeWarc = async () => {
@@ -229,6 +231,10 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     if (err instanceof StoreLockedError) {
       process.stderr.write(`dht-manager serve: ${err.message}\n`);
       process.exit(1);
+    }
+    if (err instanceof UnsupportedStrategyError) {
+      process.stderr.write(`dht-manager serve: ${err.message}\n`);
+      process.exit(2);
     }
     throw err;
   }

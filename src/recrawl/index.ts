@@ -512,7 +512,7 @@ export function applyIIR(state: RecrawlState, inputs: IirInputs, now: number): R
 /** What ICR reads: per group the sum of the channels' mean download times t̄ (over the
  * channels with an update kept) and how many have one, the group sizes; over all
  * channels the same sum and count, the observed load Σ λ·t̄, and the window's tasks
- * submitted and successful. */
+ * submitted and successful, in all and per group (icrEncourage 'group'). */
 export interface IcrInputs {
   tSum: number[];
   tKnown: number[];
@@ -522,6 +522,8 @@ export interface IcrInputs {
   observedLoad: number;
   sub: number;
   suc: number;
+  subBy: number[];
+  sucBy: number[];
 }
 
 /** ICR's inputs summed over the channel records in channel order (the simulator's way). */
@@ -554,7 +556,7 @@ export function icrInputs(state: RecrawlState, now: number): IcrInputs {
       observedLoad += h.rate * h.meanDownload;
     }
   }
-  return { tSum, tKnown, members, allT, allN, observedLoad, sub, suc };
+  return { tSum, tKnown, members, allT, allN, observedLoad, sub, suc, subBy, sucBy };
 }
 
 /** ICR (§3.2): θ from equation (4) using the last L updates, × δ if the system's
@@ -567,7 +569,7 @@ export function reassignICR(state: RecrawlState, now: number): RoundReport {
 export function applyICR(state: RecrawlState, inputs: IcrInputs, now: number): RoundReport {
   const o = state.options;
   const k = state.groups.length;
-  const { tSum, tKnown, members, allT, allN, observedLoad, sub, suc } = inputs;
+  const { tSum, tKnown, members, allT, allN, observedLoad, sub, suc, subBy, sucBy } = inputs;
   let theta = state.theta;
   let enc = false;
   const rate = sub > 0 ? suc / sub : null;

@@ -19,7 +19,8 @@
 //
 // ICR also reads each channel's update rate at the round's time (channelHistory's
 // rate depends on `now`), which no fixed set of running sums gives: `IcrScan`
-// accumulates those inputs, exactly, over a pass through the records at the round.
+// accumulates those inputs, exactly, over a pass through the records at the round;
+// its window counts (in all and per group) are the aggregates' integers.
 import { channelHistory, historyInterval, type ChannelRecord, type IcrInputs, type IirInputs, type RecrawlState } from './index.js';
 
 /** An exact floating-point sum: non-overlapping partials, smallest magnitude first. */
@@ -169,6 +170,8 @@ export class IcrScan {
       observedLoad: exactValue(this.load),
       sub: stats.reduce((a, g) => a + g.sub, 0),
       suc: stats.reduce((a, g) => a + g.suc, 0),
+      subBy: stats.map((g) => g.sub),
+      sucBy: stats.map((g) => g.suc),
     };
   }
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Manager } from '../../src/manager/manager.js';
-import { ConflictError, UploadRefused, ValidationError } from '../../src/manager/errors.js';
-import { MINUTE } from '../../src/manager/domain/scheduler.js';
+import { ConflictError, UnsupportedStrategyError, UploadRefused, ValidationError } from '../../src/manager/errors.js';
+import { MINUTE, Scheduler } from '../../src/manager/domain/scheduler.js';
 import { Clock, openManager, resultFor, tempDir, upload } from './helpers.js';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
@@ -39,6 +39,14 @@ async function setup(extra = {}) {
 }
 
 describe('channel database', () => {
+  it('refuses CAF (no crawler load reports): when asked for, and in a stored state', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    await expect(openManager(t.dir, new Clock(), { strategy: 'caf' })).rejects.toThrow(UnsupportedStrategyError);
+    const meta = new Scheduler().meta();
+    expect(() => new Scheduler({}, 0, { ...meta, options: { ...meta.options, strategy: 'caf' } })).toThrow(/caf needs crawler load reports the manager does not collect yet/);
+  });
+
   it('adds, lists, updates and deletes channels; validates every field', async () => {
     const s = await setup();
     const a = await s.m.channels.add({ url: 'https://news.example.com/' });

@@ -8,7 +8,7 @@
 // order, every round's report and every group statistic must be identical — bit for
 // bit, floats included — and at the end every channel's record and due time.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StrategyName } from '../../src/recrawl/index.js';
+import type { RecrawlOptions, StrategyName } from '../../src/recrawl/index.js';
 import { exactValue, type GroupStats } from '../../src/recrawl/window-stats.js';
 import type { Manager } from '../../src/manager/manager.js';
 import { MINUTE } from '../../src/manager/domain/scheduler.js';
@@ -29,12 +29,17 @@ interface Flying {
   task: import('../../src/crawler/task.js').Task;
 }
 
-async function run(strategy: StrategyName, seed: number, steps: number): Promise<{ issued: number; rounds: number; moves: number; parked: number }> {
+async function run(
+  strategy: StrategyName,
+  seed: number,
+  steps: number,
+  more: Partial<RecrawlOptions> = {},
+): Promise<{ issued: number; rounds: number; moves: number; parked: number; groupEncouraged: number }> {
   const rng: Rng = createRng(seed);
   const t = tempDir();
   cleanups.push(t.cleanup);
   const clock = new Clock();
-  const recrawl = { strategy, triggerUpdates: 2, triggerFraction: 0.5, rateCap: 2, maxRoundGap: 24 * 60 };
+  const recrawl = { strategy, triggerUpdates: 2, triggerFraction: 0.5, rateCap: 2, maxRoundGap: 24 * 60, ...more };
   const m: Manager = await openManager(t.dir, clock, { recrawl, retryDelayMs: 5 * MINUTE });
   cleanups.push(() => m.close());
   const ref = new ReferenceScheduler({ recrawl, retryDelayMs: 5 * MINUTE }, clock.t);
@@ -85,6 +90,7 @@ async function run(strategy: StrategyName, seed: number, steps: number): Promise
 
   await addChannels(120);
   let rounds = 0;
+  let groupEncouraged = 0;
   let moves = 0;
   for (let step = 0; step < steps; step++) {
     clock.advance(Math.round(uniform(rng, 0.5, 40) * MINUTE));
@@ -98,6 +104,8 @@ async function run(strategy: StrategyName, seed: number, steps: number): Promise
     const r2 = ref.maybeReassign(now);
     expect(r1, `round at step ${step}`).toEqual(r2);
     if (r1 !== null) rounds++;
+    // rounds where some groups were encouraged and others not (only the per-group step does that)
+    if (r1 !== null && r1.encouraged.some((e) => e) && !r1.encouraged.every((e) => e)) groupEncouraged++;
     // a scheduling window
     const limit = 1 + randomInt(rng, 12);
     const issued = await m.tasks.issueDue(limit);
@@ -162,7 +170,7 @@ async function run(strategy: StrategyName, seed: number, steps: number): Promise
     if (step % 20 === 19) await compareChannels(`after step ${step}`);
   }
   await compareChannels('at the end');
-  return { issued: issuedTotal, rounds, moves, parked };
+  return { issued: issuedTotal, rounds, moves, parked, groupEncouraged };
 }
 
 describe('disk-backed scheduler against the in-memory reference', () => {
@@ -178,5 +186,11 @@ describe('disk-backed scheduler against the in-memory reference', () => {
   it('ICR: same issue order, rounds (θ from a pass through the records) and statistics', async () => {
     const r = await run('icr', 2, 160);
     expect(r.rounds).toBeGreaterThanOrEqual(2);
+  }, 240_000);
+
+  it("ICR with the per-group encourage step (icrEncourage 'group'): per-group window counts from the aggregates", async () => {
+    const r = await run('icr', 3, 160, { icrEncourage: 'group' });
+    expect(r.rounds).toBeGreaterThanOrEqual(2);
+    expect(r.groupEncouraged).toBeGreaterThan(0);
   }, 240_000);
 });

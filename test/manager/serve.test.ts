@@ -3,7 +3,8 @@
 // and releases the database.
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { tempDir } from './helpers.js';
 import { waitFor } from '../../testbed/net/harness.js';
 
@@ -67,5 +68,15 @@ describe('dht-manager serve', () => {
     const host = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--allowed-host', 'a b'], { cwd: root, encoding: 'utf8' });
     expect(host.status).toBe(2);
     expect(host.stderr).toMatch(/--allowed-host.*expected a host name or name:port \(got "a b"\)/);
+  });
+
+  it('--strategy caf fails at start, before creating a database, and points to the simulator', () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const dir = join(t.dir, 'm');
+    const r = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--data-dir', dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--http-port', '0', '--lan', '--strategy', 'caf'], { cwd: root, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('dht-manager serve: caf needs crawler load reports the manager does not collect yet; the simulator runs it: sim run --strategy caf');
+    expect(existsSync(dir)).toBe(false);
   });
 });

@@ -157,10 +157,16 @@ describe('per-group window aggregates', () => {
     expect(x.tKnown).toEqual(naive.tKnown);
     expect(x.members).toEqual(naive.members);
     expect([x.sub, x.suc, x.allN]).toEqual([naive.sub, naive.suc, naive.allN]);
+    expect([x.subBy, x.sucBy]).toEqual([naive.subBy, naive.sucBy]);
+    expect(x.subBy.some((n, g) => n > 0 && x.sucBy[g]! < n)).toBe(true); // rates below 1 to compare
     expect(x.observedLoad).toBeCloseTo(naive.observedLoad, 9);
-    const ra = reassignICR({ ...a, options: { ...a.options, strategy: 'icr' } }, now);
-    const rb = applyICR({ ...b, options: { ...b.options, strategy: 'icr' } }, x, now);
-    expect(rb.theta!).toBeCloseTo(ra.theta!, 9);
+    for (const icrEncourage of ['system', 'group'] as const) {
+      const ra = reassignICR({ ...structuredClone(a), options: { ...a.options, strategy: 'icr', icrEncourage } }, now);
+      const rb = applyICR({ ...structuredClone(b), options: { ...b.options, strategy: 'icr', icrEncourage } }, x, now);
+      expect(rb.theta!).toBeCloseTo(ra.theta!, 9);
+      expect(rb.successRates).toEqual(ra.successRates);
+      expect(rb.encouraged).toEqual(ra.encouraged);
+    }
   });
 
   it('start empty and refuse a group that does not exist', () => {

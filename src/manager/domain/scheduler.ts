@@ -27,6 +27,7 @@ import {
   type RecrawlState,
   type RoundReport,
 } from '../../recrawl/index.js';
+import { UnsupportedStrategyError } from '../errors.js';
 import { contribute, emptyStats, iirInputsOf, resetStats, triggerCounts, type GroupStats } from '../../recrawl/window-stats.js';
 import type { DueEntry, DueIndexParams, InFlight, RecrawlMeta, SchedRecord } from './schedule-record.js';
 
@@ -44,6 +45,16 @@ const DATA_ALL = DATA_KNOWN | DATA_INTER_SEEDS | DATA_INTER_DIGESTS;
 
 /** Layout version of the due index (data/due-index.ts). */
 const DUE_INDEX_VERSION = 1;
+
+/** Why the manager refuses CAF (src/recrawl's reassignCAF steers on SystemLoad, which no
+ * crawler reports to the manager yet; without it CAF would fall back to a success-rate
+ * loop nobody has measured). */
+export const CAF_UNSUPPORTED = 'caf needs crawler load reports the manager does not collect yet; the simulator runs it: sim run --strategy caf';
+
+/** Throws UnsupportedStrategyError for a strategy the manager cannot run. */
+export function assertManagerStrategy(strategy: string | undefined): void {
+  if (strategy === 'caf') throw new UnsupportedStrategyError(CAF_UNSUPPORTED);
+}
 
 export interface SchedulerOptions {
   recrawl?: Partial<RecrawlOptions>;
@@ -77,6 +88,7 @@ export class Scheduler {
       Object.assign(st, meta);
       st.options = { ...st.options, ...opts.recrawl };
     }
+    assertManagerStrategy(st.options.strategy);
     this.state = st;
     this.stats = stats !== undefined && stats.length === k ? stats : emptyStats(k);
     this.syncTrigger();
@@ -287,6 +299,8 @@ export class Scheduler {
         if (icr === undefined) throw new Error('an ICR round needs the pass through the records');
         r = applyICR(this.state, icr, now);
         break;
+      case 'caf':
+        throw new UnsupportedStrategyError(CAF_UNSUPPORTED); // refused by the constructor
     }
     resetStats(this.stats);
     this.syncTrigger();
