@@ -100,6 +100,9 @@ export class CoordService {
   readonly pace: AdaptiveProbing;
   /** Whether the pace has reached its longest gap yet (logged once). */
   private settledOnce = false;
+  /** Neighbours whose connection closed: probed in the next round. */
+  private readonly verify = new Set<string>();
+  private nextAt = 0;
   readonly neighbours: NeighbourSet;
   /** Accepted Vivaldi samples. */
   samples = 0;
@@ -126,7 +129,10 @@ export class CoordService {
       maxOutboundStreams: 64,
     });
     this.running = true;
-    if (this.o.vivaldi !== undefined) this.schedule(0);
+    if (this.o.vivaldi !== undefined) {
+      this.schedule(0);
+      this.o.libp2p.addEventListener('peer:disconnect', this.onDisconnect);
+    }
     // A node without coordinates (the manager) never probes, and crawlers stop
     // probing a peer once they know it is not a crawler, so after a restart it
     // would never hear from them again: it asks each peer that connects instead.
@@ -141,10 +147,21 @@ export class CoordService {
     this.info(id).catch((err: unknown) => this.o.log?.debug({ peer: id, err: String(err) }, 'info on connect failed'));
   };
 
+  /** A neighbour whose connection closed is probed at the next short gap: if
+   * it is gone, the failed probe drops it from the set at once instead of
+   * after several slow rounds. */
+  private readonly onDisconnect = (evt: CustomEvent<PeerId>): void => {
+    const id = evt.detail.toString();
+    if (!this.running || !this.neighbours.has(id)) return;
+    this.verify.add(id);
+    this.wake(this.pace.opts.minIntervalMs);
+  };
+
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.o.libp2p.removeEventListener('peer:identify', this.onIdentify);
+    this.o.libp2p.removeEventListener('peer:disconnect', this.onDisconnect);
     this.closing.abort();
     await this.o.libp2p.unhandle(COORD_PROTOCOL).catch(() => undefined);
   }
@@ -160,8 +177,16 @@ export class CoordService {
 
   private schedule(ms: number): void {
     if (!this.running) return;
+    this.nextAt = performance.now() + ms;
     this.timer = setTimeout(() => this.round(), ms);
     this.timer.unref?.();
+  }
+
+  /** Brings the next round forward to within `ms`. */
+  private wake(ms: number): void {
+    if (!this.running || this.timer === undefined || this.nextAt - performance.now() <= ms) return;
+    clearTimeout(this.timer);
+    this.schedule(ms);
   }
 
   /** Crawlers this node could measure: every live crawler it has heard of,
@@ -180,15 +205,19 @@ export class CoordService {
     return [...out.values()];
   }
 
-  /** Refreshes the neighbour set and picks this round's targets. */
+  /** Refreshes the neighbour set and picks this round's targets: neighbours
+   * to verify first, then the set's own choice. */
   private pick(): string[] {
     const me = this.o.vivaldi?.coord;
     const error = me?.error ?? Infinity;
     const cands = this.candidates();
     // Near and far only mean something once our own estimate is settling.
-    this.retag(this.neighbours.update(cands, me !== undefined && error < 0.6 ? me : undefined));
+    this.retag(this.neighbours.update(cands, me !== undefined && (error < 0.6 || this.pace.settled) ? me : undefined));
     this.retag(this.neighbours.rotate(cands));
-    return this.neighbours.pick(this.pace.fanout());
+    const verify = [...this.verify].filter((id) => this.neighbours.has(id));
+    this.verify.clear();
+    const picked = this.neighbours.pick(this.pace.fanout());
+    return [...new Set([...verify, ...picked])];
   }
 
   /** Tags new neighbours and untags old ones in the peer store (connection pruning keeps tagged peers). */
@@ -213,7 +242,7 @@ export class CoordService {
 
   private round(): void {
     if (!this.running) return;
-    const maxInflight = this.pace.opts.fastFanout * 2;
+    const maxInflight = this.pace.opts.fastFanout * 4;
     for (const id of this.pick()) {
       if (this.inflight >= maxInflight) break;
       this.inflight++;

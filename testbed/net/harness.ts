@@ -14,6 +14,8 @@ export interface TestNetOptions extends NetOptions {
   /** Runner per node; default a FakeRunner with `runner` options. */
   createRunner?: (i: number, sink: ResultSink) => TaskRunner;
   runner?: FakeRunnerOptions | ((i: number) => FakeRunnerOptions);
+  /** The last `deferred` nodes are not started by start(): startNode(i) joins them later (churn). */
+  deferred?: number;
 }
 
 export class TestNet extends NetBase {
@@ -32,32 +34,41 @@ export class TestNet extends NetBase {
 
   async start(): Promise<void> {
     await this.generateKeys();
-    const mk = (i: number, bootstrap: string[]) =>
-      VolunteerNode.start(
-        volunteerOptions(this.o, i, {
-          privateKey: this.keys[i]!,
-          manager: this.managerId,
-          bootstrap,
-          probeDelay: probeDelayFrom(this.probeDelays(i)),
-          createRunner: (sink) => {
-            const r =
-              this.o.createRunner?.(i, sink) ??
-              new FakeRunner(sink, typeof this.o.runner === 'function' ? this.o.runner(i) : this.o.runner ?? {});
-            this.runners[i] = r;
-            return r;
-          },
-          log: this.log.child({ node: i }),
-        }),
-      );
-    const first = await mk(0, []);
-    this.nodes[0] = first;
+    const first = await this.startOne(0, []);
     const boot = first.multiaddrs().filter((a) => a.includes('127.0.0.1'));
-    for (let b = 1; b < this.index.length; b += 4) {
+    const n = this.index.length - (this.o.deferred ?? 0);
+    for (let b = 1; b < n; b += 4) {
       const batch = [];
-      for (let i = b; i < Math.min(b + 4, this.index.length); i++) batch.push(mk(i, boot).then((n) => (this.nodes[i] = n)));
+      for (let i = b; i < Math.min(b + 4, n); i++) batch.push(this.startOne(i, boot));
       await Promise.all(batch);
     }
-    await this.startServices(this.nodes.map((n) => n.multiaddrs()[0]!));
+    await this.startServices(this.nodes.filter((x) => x !== undefined).map((x) => x.multiaddrs()[0]!));
+  }
+
+  /** Starts node i (a deferred one, or one that was stopped), joining through `via` (default node 0). */
+  async startNode(i: number, via: VolunteerNode = this.nodes[0]!): Promise<VolunteerNode> {
+    return this.startOne(i, via.multiaddrs().filter((a) => a.includes('127.0.0.1')));
+  }
+
+  private async startOne(i: number, bootstrap: string[]): Promise<VolunteerNode> {
+    const node = await VolunteerNode.start(
+      volunteerOptions(this.o, i, {
+        privateKey: this.keys[i]!,
+        manager: this.managerId,
+        bootstrap,
+        probeDelay: probeDelayFrom(this.probeDelays(i)),
+        createRunner: (sink) => {
+          const r =
+            this.o.createRunner?.(i, sink) ??
+            new FakeRunner(sink, typeof this.o.runner === 'function' ? this.o.runner(i) : this.o.runner ?? {});
+          this.runners[i] = r;
+          return r;
+        },
+        log: this.log.child({ node: i }),
+      }),
+    );
+    this.nodes[i] = node;
+    return node;
   }
 
   coord(i: number): Coordinate {
@@ -69,7 +80,7 @@ export class TestNet extends NetBase {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.nodes.map((n) => n.kill()));
+    await Promise.all(this.nodes.filter((n) => n !== undefined).map((n) => n.kill()));
     await this.stopServices();
   }
 }

@@ -22,6 +22,7 @@ import { Router, type RouteResult } from '../../src/dht/router.js';
 import { signOrder, type SignedEnvelope, type TaskOrder } from '../../src/dht/signing.js';
 import { UPLOAD_PROTOCOL, UploadReceiver, type UploadMessage } from '../../src/dht/upload.js';
 import type { CellOptions } from '../../src/dht/cells.js';
+import type { NeighbourOptions } from '../../src/dht/neighbours.js';
 
 /** Volunteer settings that are plain data, so a child process can take them too. */
 export interface VolunteerTuning {
@@ -30,6 +31,10 @@ export interface VolunteerTuning {
   coordFanout?: number;
   /** The probing pace (src/coords/adaptive.ts). */
   coordPace?: Partial<AdaptiveProbeOptions>;
+  /** Bounds of each volunteer's neighbour set (src/dht/neighbours.ts). */
+  neighbours?: Partial<NeighbourOptions>;
+  /** Connections each volunteer keeps at most. */
+  maxConnections?: number;
   providerTtlMs?: number;
   vivaldi?: Partial<VivaldiOptions>;
   cells?: CellOptions;
@@ -76,6 +81,8 @@ export function volunteerOptions(
     coordIntervalMs: t.coordIntervalMs ?? 1000,
     coordFanout: t.coordFanout ?? 2,
     coordPace: t.coordPace,
+    neighbours: t.neighbours,
+    ...(t.maxConnections !== undefined ? { maxConnections: t.maxConnections } : {}),
     // Test nodes share CPUs (one process, or many processes on few cores): the
     // queueing that adds only ever inflates an RTT, so a longer min-filter
     // window removes it.

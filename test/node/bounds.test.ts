@@ -1,0 +1,76 @@
+// A light node's bounds under churn, on a real libp2p network (16 volunteers
+// on loopback, PlanetLab latencies imposed): its neighbour set and its
+// connection count stay within their bounds as peers come and go, departed
+// peers leave the neighbour sets, newcomers get measured, and tasks still
+// route. The bounds are set below the network's size so that they bind (the
+// defaults, 16 neighbours and 48 connections, only bind on bigger networks).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestNet, waitFor } from '../../testbed/net/harness.js';
+import type { VolunteerNode } from '../../src/node/node.js';
+
+const N = 16;
+const LATE = 4; // join during the test
+const GONE = [3, 4, 5, 6]; // crash during the test
+const MAX_CONNECTIONS = 10;
+const NEIGHBOURS = { near: 2, far: 3, rotateEvery: 2 };
+const SET = NEIGHBOURS.near + NEIGHBOURS.far;
+
+const net = new TestNet({ nodes: N, seed: 23, deferred: LATE, maxConnections: MAX_CONNECTIONS, neighbours: NEIGHBOURS, runner: { threads: 2, queue: 2, durationMs: 100 } });
+const live = new Set<VolunteerNode>();
+
+function overBound(): string[] {
+  const out: string[] = [];
+  for (const n of live) {
+    const conns = n.libp2p.getConnections().length;
+    if (conns > MAX_CONNECTIONS || n.coords.neighbours.size > SET) out.push(`${n.peerId.slice(-6)}: ${conns} connections, ${n.coords.neighbours.size} neighbours`);
+  }
+  return out;
+}
+
+describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
+  beforeAll(async () => {
+    await net.start();
+    for (const n of net.nodes) if (n !== undefined) live.add(n);
+  }, 300_000);
+  afterAll(() => net.stop(), 60_000);
+
+  it('every node measures a bounded set of neighbours over a bounded set of connections', async () => {
+    await waitFor(() => [...live].every((n) => n.coords.neighbours.size === SET && n.coords.probesOk > 0), 120_000, 'full neighbour sets');
+    let last: string[] = [];
+    await waitFor(() => (last = overBound()).length === 0, 120_000, `connections within ${MAX_CONNECTIONS}`).catch(() => {
+      throw new Error(`over the bounds: ${last.join('; ')}`);
+    });
+    // The bound binds: without it, DHT queries and probes would reach more peers.
+    expect(Math.max(...[...live].map((n) => n.libp2p.getConnections().length))).toBeGreaterThanOrEqual(MAX_CONNECTIONS - 3);
+  }, 260_000);
+
+  it('as peers come and go, sets drop the departed, measure the newcomers, and stay within bounds', async () => {
+    const gone = GONE.map((i) => net.nodes[i]!);
+    const goneIds = new Set(gone.map((n) => n.peerId));
+    for (const n of gone) {
+      live.delete(n);
+      await n.kill();
+    }
+    const late: VolunteerNode[] = [];
+    for (let i = N - LATE; i < N; i++) {
+      const n = await net.startNode(i, net.nodes[i - LATE]!);
+      late.push(n);
+      live.add(n);
+    }
+    const lateIds = new Set(late.map((n) => n.peerId));
+    await waitFor(() => [...live].every((n) => !n.coords.neighbours.members().some((id) => goneIds.has(id))), 180_000, 'departed peers to leave every neighbour set');
+    await waitFor(() => late.every((n) => n.coords.neighbours.size === SET && n.coords.probesOk > 0), 120_000, 'newcomers to fill their sets');
+    await waitFor(() => [...live].some((n) => !lateIds.has(n.peerId) && n.coords.neighbours.members().some((id) => lateIds.has(id))), 180_000, 'a newcomer in an older node\'s set');
+    let last: string[] = [];
+    await waitFor(() => (last = overBound()).length === 0, 120_000, 'bounds after churn').catch(() => {
+      throw new Error(`over the bounds: ${last.join('; ')}`);
+    });
+    // The network still routes: tasks reach live crawlers and complete.
+    for (const h of net.hosts.slice(0, 3)) {
+      const r = await net.route(h);
+      expect(r.status).toBe('accepted');
+      expect(goneIds.has(r.by!)).toBe(false);
+      await waitFor(() => net.uploads.some((u) => u.result.taskId === r.order.id && u.result.final), 60_000, 'the routed task to complete');
+    }
+  }, 600_000);
+});
