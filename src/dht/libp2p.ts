@@ -28,8 +28,9 @@ export const DHT_PROTOCOL = '/volcrawl/kad/1.0.0';
 // announce.ts (providerTiming), which the simulator models too.
 export { DEFAULT_PROVIDER_TTL_MS } from './announce.js';
 /** Connections a volunteer keeps at most: its neighbours (16) and kad-dht's
- * closest peers (20) are tagged and kept; beyond the bound libp2p closes the
- * least valuable (untagged) ones first. */
+ * closest peers (20) are tagged and kept; beyond the bound the node's trimmer
+ * (connection-trim.ts) closes the least valuable (untagged) ones first. A soft
+ * bound: libp2p's own, which refuses inbound connections, sits above it. */
 export const VOLUNTEER_MAX_CONNECTIONS = 48;
 /** Gap between liveness pings on each connection, ms (libp2p's default is 10 s). */
 export const DEFAULT_PING_INTERVAL_MS = 60_000;

@@ -11,6 +11,7 @@ import { VivaldiNode, type VivaldiOptions } from '../coords/index.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
 import { parseTask } from '../crawler/task.js';
+import { ConnectionTrimmer } from '../dht/connection-trim.js';
 import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { ManagerLink } from './manager-link.js';
 import { PeerTable, toWireCoord } from '../dht/peers.js';
@@ -149,6 +150,7 @@ export class VolunteerNode {
   readonly router: Router;
   readonly runner: TaskRunner;
   readonly managerLink: ManagerLink;
+  readonly trimmer: ConnectionTrimmer;
   private readonly o: VolunteerNodeOptions;
   private readonly held = new Map<string, Held>();
   private readonly migrated = new Set<string>();
@@ -216,6 +218,7 @@ export class VolunteerNode {
       },
       log: o.log,
     });
+    this.trimmer = new ConnectionTrimmer({ libp2p, softMax: o.maxConnections ?? VOLUNTEER_MAX_CONNECTIONS, log: o.log });
     this.router = new Router({
       libp2p,
       peers: this.peers,
@@ -236,6 +239,7 @@ export class VolunteerNode {
       { name: 'bootstrap', start: () => (boot.length > 0 ? this.bootstrap(boot) : undefined) },
       { name: 'announcements', start: () => this.announcer.start(), stop: () => this.announcer.withdraw() },
       { name: 'manager link', start: () => this.managerLink.start(), stop: () => this.managerLink.stop() },
+      { name: 'connection bound', start: () => this.trimmer.start(), stop: () => this.trimmer.stop() },
     ];
   }
 
@@ -243,7 +247,10 @@ export class VolunteerNode {
    * bootstrap peer can be reached (the node is stopped again first). */
   static async start(o: VolunteerNodeOptions): Promise<VolunteerNode> {
     const boot = parseBootstrap(o.bootstrap ?? []);
-    const node = await startLibp2pPeer({ maxConnections: VOLUNTEER_MAX_CONNECTIONS, ...o }, {
+    // libp2p's bound is hard (it refuses inbound connections there): it gets
+    // headroom, and the trimmer holds the soft bound (connection-trim.ts).
+    const soft = o.maxConnections ?? VOLUNTEER_MAX_CONNECTIONS;
+    const node = await startLibp2pPeer({ ...o, maxConnections: soft + connectionHeadroom(soft) }, {
       build: (libp2p) => new VolunteerNode(libp2p, o),
       start: async (n) => {
         n.services.push(...n.ownServices(boot), ...(o.services?.(n) ?? []));
@@ -443,4 +450,10 @@ function sleepUntil(at: number): Promise<void> {
     const t = setTimeout(resolve, Math.max(0, at - Date.now()));
     t.unref?.();
   });
+}
+
+/** Connections libp2p accepts above the soft bound before it refuses inbound
+ * ones: room for joiners and for the DHT queries between two trims. */
+export function connectionHeadroom(soft: number): number {
+  return Math.max(16, Math.ceil(soft / 2));
 }
