@@ -1,19 +1,26 @@
 // Routing a task to a crawler.
 //
-// With a host coordinate c: look up the providers of the 2^d cells around c at
-// the finest level, widening one level at a time until enough live crawlers are
-// found (then one level more, so a crawler just across a coarse boundary still
-// competes). Candidates are ranked by the placement policy (placement.ts:
-// predicted RTT to the host, inflated by load); the order goes to the best, and
-// on 'full'/'leaving'/failure to the next. Without a coordinate the host name is hashed and the XOR-closest
-// crawlers in the Kademlia space take it (the baseline the benchmark compares
-// against).
+// With a host coordinate c: look up the providers of the 2^d cells around c,
+// coarsest level first (cell-lookup.ts: cached, refreshed in the background).
+// A block whose every cell answered completely holds every crawler announced
+// within half a cell side of c, and finer cells only hold a subset of it, so
+// the search stops there; a dense cell (or an incomplete answer) sends it one
+// level finer, where the block is smaller. Candidates are every crawler found
+// on the way, judged by their current coordinate (provider records can be
+// stale: a crawler moved); coordinates older than `staleMs` are refreshed in the
+// background, unknown ones asked for before ranking. Candidates are ranked by
+// the placement policy (placement.ts: predicted RTT to the host, inflated by
+// load); the order goes to the best, and on 'full'/'leaving'/failure to the next. Without a coordinate the
+// host name is hashed and the XOR-closest crawlers in the Kademlia space take
+// it (the baseline the benchmark compares against).
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
+import type { KadDHT } from '@libp2p/kad-dht';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { Coordinate } from '../coords/index.js';
-import { blockAround, cellSide, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
+import { blockAround, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
+import { CellLookup } from './cell-lookup.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
 import { placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
@@ -22,17 +29,17 @@ import { sendTask, type TaskReply } from './task-protocol.js';
 import { deadlineSignal } from './wire.js';
 
 export interface RouterOptions {
-  libp2p: Libp2p;
+  libp2p: Libp2p<{ dht: KadDHT }>;
   peers: PeerTable;
   coords: CoordService;
   cells?: CellOptions;
-  /** Stop widening once this many live candidates are known. */
-  want?: number;
   /** Candidates tried before giving up (the placement policy's maxAttempts). */
   maxAttempts?: number;
-  /** How long a cell lookup result is reused, ms. */
+  /** How long a cell lookup result is used before it is refreshed in the background, ms. */
   cacheTtlMs?: number;
-  /** Peer coordinates/loads older than this are refreshed with an info query, ms. */
+  /** A cell with this many providers or more counts as dense: look one level finer. */
+  denseCell?: number;
+  /** Peer coordinates/loads older than this are refreshed with an info query (in the background), ms. */
   staleMs?: number;
   /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction)
    * (the placement policy's loadWeight). */
@@ -69,6 +76,9 @@ export interface RouteOptions {
   handover?: (to: string) => Promise<Handover[]>;
 }
 
+/** Info queries in flight at once while a route waits for unknown candidates. */
+const INFO_CONCURRENCY = 16;
+
 interface CacheEntry {
   at: number;
   ids: Promise<string[]>;
@@ -79,10 +89,20 @@ export class Router {
   private readonly o: RouterOptions;
   /** The placement policy this router ranks with. */
   readonly policy: PlacementOptions;
+  readonly cellLookup: CellLookup;
+  /** Peers whose info is being refreshed in the background. */
+  private readonly refreshing = new Set<string>();
 
   constructor(opts: RouterOptions) {
     this.o = opts;
     this.policy = placementOptions({ ...opts.placement, loadWeight: opts.loadWeight, maxAttempts: opts.maxAttempts });
+    this.cellLookup = new CellLookup({
+      libp2p: opts.libp2p,
+      ttlMs: opts.cacheTtlMs,
+      denseAt: opts.denseCell,
+      timeoutMs: opts.timeoutMs,
+      log: opts.log,
+    });
   }
 
   private cached(name: string, load: () => Promise<string[]>): Promise<string[]> {
@@ -101,58 +121,23 @@ export class Router {
   /** Drops cached lookups (e.g. after the network changed). */
   clearCache(): void {
     this.cache.clear();
+    this.cellLookup.clear();
   }
 
-  private async providers(cid: import('multiformats/cid').CID): Promise<string[]> {
-    const ids: string[] = [];
-    const signal = deadlineSignal(this.o.timeoutMs ?? 10_000);
-    try {
-      for await (const p of this.o.libp2p.contentRouting.findProviders(cid, { signal })) {
-        const id = p.id.toString();
-        if (p.multiaddrs.length > 0) await this.o.libp2p.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => undefined);
-        if (!ids.includes(id)) ids.push(id);
-        if (ids.length >= 20) break;
-      }
-    } catch (err) {
-      this.o.log?.debug({ err: String(err) }, 'findProviders failed');
-    }
-    return ids;
-  }
-
-  /** Live crawlers found around `c`, and the finest level that had any.
-   *
-   * Provider records can be stale (a crawler moved and its old cell's record
-   * has not expired), so candidates are judged by their *current*
-   * coordinate: widening stops once `want` crawlers are known whose current
-   * coordinate lies within 1.5 cell sides of c at the level reached, plus one
-   * more level. */
+  /** Live crawlers found around `c`, and the finest level searched that had
+   * any (-1: nobody is announced near c). */
   async lookup(c: Coordinate, exclude: Set<string> = new Set()): Promise<{ states: PeerState[]; level: number }> {
     const cells = this.o.cells ?? DEFAULT_CELLS;
-    const want = this.o.want ?? 4;
-    const levels: { level: number; ids: Promise<string[]> }[] = [];
-    for (const l of cellLevels(cells)) {
-      const block = blockAround(c, l, cells);
-      levels.push({
-        level: l,
-        ids: Promise.all(block.map((cell) => this.cached(cell.name, () => this.providers(cell.cid)))).then((xs) => xs.flat()),
-      });
-    }
-    const found = new Map<string, PeerState>();
+    const ids = new Set<string>();
     let finest = -1;
-    let extra = 0;
-    for (const { level, ids } of levels) {
-      const fresh = (await ids).filter((id) => !found.has(id) && !exclude.has(id) && this.usable(id));
-      for (const p of await this.refresh([...new Set(fresh)])) found.set(p.id, p);
-      if (found.size > 0 && finest < 0) finest = level;
-      const reach = 1.5 * cellSide(level, cells);
-      let near = 0;
-      for (const p of found.values()) if (p.coord !== undefined && vecDistance(p.coord, c) <= reach) near++;
-      if (near >= want) {
-        if (extra >= 1) break;
-        extra++;
-      }
+    for (const level of [...cellLevels(cells)].reverse()) {
+      const answers = await Promise.all(blockAround(c, level, cells).map((cell) => this.cellLookup.providers(cell)));
+      for (const a of answers) for (const id of a.ids) ids.add(id);
+      if (answers.some((a) => a.ids.length > 0)) finest = level;
+      if (answers.every((a) => a.complete)) break;
     }
-    return { states: [...found.values()], level: finest };
+    const fresh = [...ids].filter((id) => !exclude.has(id) && this.usable(id));
+    return { states: await this.refresh(fresh), level: finest };
   }
 
   private usable(id: string): boolean {
@@ -188,23 +173,37 @@ export class Router {
       .map((x) => x.id);
   }
 
-  /** Makes sure we know coordinate and load of each candidate; drops dead ones. */
+  /** Makes sure we know coordinate and load of each candidate: a candidate
+   * never heard of is asked now (at most `INFO_CONCURRENCY` at a time), one
+   * heard of longer than `staleMs` ago is asked in the background (its last
+   * coordinate serves meanwhile: coordinates drift slowly). One that does not
+   * answer is marked down. Returns the live ones. */
   private async refresh(ids: string[]): Promise<PeerState[]> {
     const now = performance.now();
-    const stale = this.o.staleMs ?? 10_000;
-    await Promise.all(
-      ids.map(async (id) => {
-        const p = this.o.peers.get(id);
-        if (p !== undefined && p.coord !== undefined && now - p.seenAt < stale) return;
-        try {
-          const r = await this.o.coords.info(id);
-          if (r.coord !== undefined) this.o.peers.note(id, { coord: fromWireCoord(r.coord) });
-        } catch {
-          this.o.peers.markDown(id);
-        }
-      }),
-    );
+    const stale = this.o.staleMs ?? 60_000;
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const p = this.o.peers.get(id);
+      if (p === undefined || p.coord === undefined) unknown.push(id);
+      else if (now - p.seenAt >= stale && !this.refreshing.has(id)) {
+        this.refreshing.add(id);
+        void this.askInfo(id).finally(() => this.refreshing.delete(id));
+      }
+    }
+    for (let i = 0; i < unknown.length; i += INFO_CONCURRENCY) {
+      await Promise.all(unknown.slice(i, i + INFO_CONCURRENCY).map((id) => this.askInfo(id)));
+    }
     return ids.map((id) => this.o.peers.get(id)).filter((p): p is PeerState => p !== undefined && p.crawler && !p.down);
+  }
+
+  /** One info query; the coordinate service records what it learns. */
+  private async askInfo(id: string): Promise<void> {
+    try {
+      const r = await this.o.coords.info(id);
+      if (r.coord !== undefined) this.o.peers.note(id, { coord: fromWireCoord(r.coord) });
+    } catch {
+      this.o.peers.markDown(id);
+    }
   }
 
   /** Ranks candidates for a host at `c` (best first) by the placement policy. */
@@ -256,12 +255,6 @@ export class Router {
     }
     return { status: last?.status ?? 'no-crawler', attempts, candidates, level, reason: last?.reason };
   }
-}
-
-function vecDistance(a: Coordinate, b: Coordinate): number {
-  let s = 0;
-  for (let i = 0; i < Math.min(a.vec.length, b.vec.length); i++) s += (a.vec[i]! - b.vec[i]!) ** 2;
-  return Math.sqrt(s);
 }
 
 function sha256(b: Uint8Array): Buffer {

@@ -53,7 +53,7 @@ export class ManagerNode {
       rng: createRng(deriveSeed(1, `manager:${libp2p.peerId.toString()}`)),
       log: o.log,
     });
-    this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs ?? 2_000, log: o.log });
+    this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, log: o.log });
     this.receiver = new UploadReceiver({
       libp2p,
       onUpload: async (msg, from) => {

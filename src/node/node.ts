@@ -98,7 +98,9 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   announceMaxError?: number;
   /** Minimum gap between re-announcements when the cell changes, ms. */
   announceMinGapMs?: number;
-  /** Vivaldi samples needed before the first announcement. */
+  /** Vivaldi samples needed before the first announcement (default 10: the
+   * probing pace backs off once samples agree, so waiting for many more would
+   * delay a settled node by minutes). */
   announceMinSamples?: number;
   cells?: CellOptions;
   maxHops?: number;
@@ -198,7 +200,7 @@ export class VolunteerNode {
       // keep it high however right the coordinate is, so samples that agree
       // with the coordinate (the probing pace backed off) count as settled too.
       ready: () =>
-        this.coords.samples >= (o.announceMinSamples ?? 20) &&
+        this.coords.samples >= (o.announceMinSamples ?? 10) &&
         (this.vivaldi.coord.error <= (o.announceMaxError ?? 0.5) || this.coords.settled),
       log: o.log,
     });
@@ -224,7 +226,7 @@ export class VolunteerNode {
       peers: this.peers,
       coords: this.coords,
       cells: o.cells,
-      cacheTtlMs: o.routerCacheTtlMs ?? 2_000,
+      cacheTtlMs: o.routerCacheTtlMs,
       log: o.log,
     });
   }

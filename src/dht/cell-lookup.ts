@@ -1,0 +1,133 @@
+// Who is announced in a coordinate cell: the providers of its DHT key, with a
+// cache that serves a known answer at once and refreshes it in the background
+// once it is older than `ttlMs` (stale-while-revalidate), so only the first
+// lookup of a cell ever makes a task wait for the DHT.
+//
+// Every holder of a provider record (the K peers closest to the key) answers
+// GET_PROVIDERS with all the providers it stores, so the lookup stops after
+// `responders` holders have answered instead of walking the whole query; a
+// cell nobody announced still costs a full walk (and is cached as empty). An
+// answer is `complete` when it is a holder's whole list and smaller than
+// `denseAt` — a router then knows every crawler announced there and need not
+// look at finer cells.
+import type { Libp2p } from '@libp2p/interface';
+import type { KadDHT } from '@libp2p/kad-dht';
+import type { Logger } from 'pino';
+import type { Cell } from './cells.js';
+import { deadlineSignal } from './wire.js';
+
+export interface CellProviders {
+  ids: string[];
+  /** Every crawler announced in the cell, as far as its record holders know. */
+  complete: boolean;
+}
+
+export interface CellLookupOptions {
+  libp2p: Libp2p<{ dht: KadDHT }>;
+  /** How long an answer is used before it is refreshed in the background, ms. */
+  ttlMs?: number;
+  /** Older answers are not served: the lookup waits for a fresh one, ms. */
+  maxStaleMs?: number;
+  /** Record holders heard before a lookup stops. */
+  responders?: number;
+  /** A cell with this many providers or more counts as dense (look finer). */
+  denseAt?: number;
+  timeoutMs?: number;
+  /** Cells remembered at most (the least recently fetched go first). */
+  maxEntries?: number;
+  log?: Logger;
+}
+
+/** kad-dht answers from its own provider store with at most this many. */
+const LOCAL_PROVIDER_CAP = 20;
+
+interface Entry {
+  at: number;
+  value?: CellProviders;
+  /** A fetch in progress (the first one, or a background refresh). */
+  pending?: Promise<CellProviders>;
+}
+
+export class CellLookup {
+  private readonly entries = new Map<string, Entry>();
+  /** DHT lookups made (a figure for tests and benchmarks). */
+  fetches = 0;
+
+  constructor(private readonly o: CellLookupOptions) {}
+
+  /** The providers of `cell`: from the cache when it has an answer young
+   * enough to serve (refreshing it in the background once older than the
+   * TTL), else from the DHT. Concurrent requests share one lookup. */
+  providers(cell: Cell): Promise<CellProviders> {
+    const now = performance.now();
+    const e = this.entries.get(cell.name);
+    const age = e !== undefined ? now - e.at : Infinity;
+    if (e?.value !== undefined && age < (this.o.maxStaleMs ?? 600_000)) {
+      if (age >= (this.o.ttlMs ?? 30_000) && e.pending === undefined) void this.fetch(cell, e);
+      return Promise.resolve(e.value);
+    }
+    if (e?.pending !== undefined) return e.pending;
+    return this.fetch(cell, e);
+  }
+
+  /** Forgets every answer (e.g. after the network changed). */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private fetch(cell: Cell, existing: Entry | undefined): Promise<CellProviders> {
+    const entry: Entry = existing ?? { at: -Infinity };
+    const pending = this.query(cell).then(
+      (value) => {
+        entry.value = value;
+        entry.at = performance.now();
+        entry.pending = undefined;
+        return value;
+      },
+      () => {
+        entry.pending = undefined;
+        return entry.value ?? { ids: [], complete: false };
+      },
+    );
+    entry.pending = pending;
+    if (existing === undefined) {
+      if (this.entries.size >= (this.o.maxEntries ?? 50_000)) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(cell.name, entry);
+    }
+    return pending;
+  }
+
+  private async query(cell: Cell): Promise<CellProviders> {
+    this.fetches++;
+    const self = this.o.libp2p.peerId.toString();
+    const ids = new Set<string>();
+    const heard = new Set<string>();
+    let truncated = false;
+    let finished = false;
+    const signal = deadlineSignal(this.o.timeoutMs ?? 10_000);
+    try {
+      for await (const ev of this.o.libp2p.services.dht.findProviders(cell.cid, { signal })) {
+        if (ev.name !== 'PROVIDER') continue;
+        const from = ev.from.toString();
+        if (from === self && ev.providers.length >= LOCAL_PROVIDER_CAP) truncated = true;
+        for (const p of ev.providers) {
+          ids.add(p.id.toString());
+          if (p.multiaddrs.length > 0) await this.o.libp2p.peerStore.merge(p.id, { multiaddrs: p.multiaddrs }).catch(() => undefined);
+        }
+        heard.add(from);
+        if (heard.size >= (this.o.responders ?? 2)) break;
+      }
+      finished = true;
+    } catch (err) {
+      this.o.log?.debug({ cell: cell.name, err: String(err) }, 'findProviders failed');
+    }
+    ids.delete(self);
+    // A lookup cut short by its deadline may have missed holders: not complete.
+    const complete = finished && !truncated && ids.size < (this.o.denseAt ?? 64);
+    return { ids: [...ids], complete };
+  }
+}
