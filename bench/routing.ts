@@ -8,12 +8,18 @@
 // manager-side router and reports:
 //   stretch       RTT(chosen crawler, host) / RTT(best online crawler, host)
 //   hashStretch   the same for hash-of-host-name routing (the baseline)
+//   extraRtt      RTT(chosen crawler, host) − RTT(best online crawler, host), ms
+//                 (stretch explodes for hosts a few ms from a crawler)
+//   oracle        the same figures for the best choice the live coordinates
+//                 allow (argmin of predicted RTT over every online crawler):
+//                 the yardstick, which blurs when the coordinates do
 //   accept        submit-to-accept latency (no delays are imposed on the task
 //                 path, so nothing needs subtracting)
 // Crawlers run an unlimited no-op runner so load never hides routing choices.
-// `--per-process k` runs them in child processes, k to a process (ProcessNet),
-// so that no single event loop hosts them all; the default, 0, keeps them all
-// in this process (TestNet), which holds about 20 on two cores.
+// `--per-process k` runs them in child processes, k to a process (ProcessNet,
+// compiled children), so that no single event loop hosts them all; 0 keeps
+// them all in this process (TestNet).
+import { loadavg } from 'node:os';
 import { Command } from 'commander';
 import { embedMatrix, embeddingError, predictRtt, quantileSorted, type Coordinate } from '../src/coords/index.js';
 import { fromWireCoord } from '../src/dht/peers.js';
@@ -25,13 +31,13 @@ import { TestNet, waitFor } from '../testbed/net/harness.js';
 import { ProcessNet } from '../testbed/net/process-net.js';
 
 const program = new Command('bench:routing')
-  .option('--nodes <n>', 'crawlers on the local network', (v) => parseInt(v, 10), 50)
-  .option('--tasks <n>', 'tasks routed by coordinate', (v) => parseInt(v, 10), 10_000)
-  .option('--hash-tasks <n>', 'tasks routed by host-name hash', (v) => parseInt(v, 10), 2_000)
+  .option('--nodes <n>', 'crawlers on the local network', (v) => parseInt(v, 10), 100)
+  .option('--tasks <n>', 'tasks routed by coordinate', (v) => parseInt(v, 10), 2_000)
+  .option('--hash-tasks <n>', 'tasks routed by host-name hash', (v) => parseInt(v, 10), 200)
   .option('--concurrency <n>', 'orders in flight at once', (v) => parseInt(v, 10), 4)
   .option('--settle <s>', 'longest wait for coordinates to converge, seconds', (v) => parseInt(v, 10), 300)
-  .option('--coord-interval <ms>', 'coordinate probing interval (each probe costs CPU on two nodes)', (v) => parseInt(v, 10), 300)
-  .option('--per-process <k>', 'crawlers per child process (0: all in this process)', (v) => parseInt(v, 10), 0)
+  .option('--coord-interval <ms>', 'shortest coordinate probing interval (while coordinates settle)', (v) => parseInt(v, 10), 1000)
+  .option('--per-process <k>', 'crawlers per child process (0: all in this process)', (v) => parseInt(v, 10), 10)
   .option('--seed <n>', 'seed', (v) => parseInt(v, 10), 1)
   .option('--json', 'print one JSON object', false)
   .parse(process.argv);
@@ -59,6 +65,7 @@ const lagNote = () => {
   return `, loop lag p99 ${quantileSorted(lag, 0.5).toFixed(0)} ms (worst process ${lag[lag.length - 1]!.toFixed(0)} ms), children's CPU ${u.cpuSeconds.toFixed(0)} s`;
 };
 const t0 = performance.now();
+const load0 = loadavg()[0]!;
 await net.start();
 const startSeconds = (performance.now() - t0) / 1000;
 say(`started ${opts.nodes} nodes (${opts.perProcess > 0 ? `${opts.perProcess} per child process` : 'all in this process'}) in ${startSeconds.toFixed(1)} s${lagNote()}`);
@@ -103,15 +110,20 @@ for (const h of hosts) placed.set(h, toWireCoord(net.placeHost(h)));
 // Oracle: the best choice the coordinates allow (argmin of predicted RTT over
 // every online crawler), separating coordinate error from lookup misses.
 const oracle: number[] = [];
+const oracleExtra: number[] = [];
+const oracleChoice = new Map<number, number>();
 for (const h of hosts) {
   const hc = fromWireCoord(placed.get(h)!);
   let bi = 0;
   net.index.forEach((_, i) => {
     if (predictRtt(net.coord(i), hc) < predictRtt(net.coord(bi), hc)) bi = i;
   });
+  oracleChoice.set(h, bi);
   oracle.push(net.rtt(h, net.index[bi]!) / net.nearest(h).rtt);
+  oracleExtra.push(net.rtt(h, net.index[bi]!) - net.nearest(h).rtt);
 }
 oracle.sort((a, b) => a - b);
+oracleExtra.sort((a, b) => a - b);
 
 async function makeOrders(n: number, withCoord: boolean, tag: string): Promise<{ h: number; order: TaskOrder; envelope: SignedEnvelope }[]> {
   const out = [];
@@ -136,10 +148,14 @@ async function makeOrders(n: number, withCoord: boolean, tag: string): Promise<{
 
 async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelope }[], hash: boolean) {
   const stretch: number[] = [];
+  const extra: number[] = [];
   const latency: number[] = [];
   let exact = 0;
+  let asOracle = 0;
   let failed = 0;
   let next = 0;
+  const tr = performance.now();
+  const progress = setInterval(() => say(`  ${next}/${orders.length} routed in ${((performance.now() - tr) / 1000).toFixed(0)} s`), 30_000);
   const worker = async () => {
     while (next < orders.length) {
       const o = orders[next++]!;
@@ -154,13 +170,17 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
       const i = net.nodeOf(r.chosen)!;
       const best = net.nearest(o.h);
       if (i === best.i) exact++;
+      if (i === oracleChoice.get(o.h)) asOracle++;
       stretch.push(net.rtt(o.h, net.index[i]!) / best.rtt);
+      extra.push(net.rtt(o.h, net.index[i]!) - best.rtt);
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  clearInterval(progress);
   stretch.sort((a, b) => a - b);
+  extra.sort((a, b) => a - b);
   latency.sort((a, b) => a - b);
-  return { stretch, latency, exact, failed };
+  return { stretch, extra, latency, exact, asOracle, failed };
 }
 
 const coordOrders = await makeOrders(opts.tasks, true, 'c');
@@ -178,15 +198,22 @@ const peakRssSumMB = process.resourceUsage().maxRSS / 1024 + (usage?.peakRssSumM
 
 const result = {
   nodes: opts.nodes,
+  processes: usage?.processes ?? 1,
   tasks: opts.tasks,
   hashTasks: opts.hashTasks,
+  convergeSeconds,
   stretchMedian: quantileSorted(byCoord.stretch, 0.5),
   stretchP90: quantileSorted(byCoord.stretch, 0.9),
+  oracleStretchMedian: quantileSorted(oracle, 0.5),
+  oracleStretchP90: quantileSorted(oracle, 0.9),
+  extraRttMsMedian: quantileSorted(byCoord.extra, 0.5),
+  extraRttMsP90: quantileSorted(byCoord.extra, 0.9),
+  oracleExtraRttMsMedian: quantileSorted(oracleExtra, 0.5),
+  oracleExtraRttMsP90: quantileSorted(oracleExtra, 0.9),
   hashStretchMedian: quantileSorted(byHash.stretch, 0.5),
   hashStretchP90: quantileSorted(byHash.stretch, 0.9),
   exactNearest: byCoord.exact / Math.max(1, byCoord.stretch.length),
-  oracleStretchMedian: quantileSorted(oracle, 0.5),
-  oracleStretchP90: quantileSorted(oracle, 0.9),
+  sameAsOracle: byCoord.asOracle / Math.max(1, byCoord.stretch.length),
   acceptP50Ms: quantileSorted(byCoord.latency, 0.5),
   acceptP99Ms: quantileSorted(byCoord.latency, 0.99),
   hashAcceptP50Ms: quantileSorted(byHash.latency, 0.5),
@@ -194,7 +221,6 @@ const result = {
   hashFailed: byHash.failed,
   liveMedianError: live,
   offlineMedianError: offline,
-  convergeSeconds,
   startSeconds,
   perProcess: opts.perProcess,
   coordIntervalMs: opts.coordInterval,
@@ -202,14 +228,17 @@ const result = {
   childCpuSeconds: usage?.cpuSeconds,
   concurrency: opts.concurrency,
   seed: opts.seed,
+  loadAverage: Number(((load0 + loadavg()[0]!) / 2).toFixed(2)),
+  wallSeconds: (performance.now() - t0) / 1000,
 };
 if (opts.json) console.log(JSON.stringify(result));
 else {
   console.log(`stretch median ${result.stretchMedian.toFixed(3)} p90 ${result.stretchP90.toFixed(3)} (exact nearest ${(result.exactNearest * 100).toFixed(0)}%)`);
-  console.log(`best possible from the coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)}`);
+  console.log(`best possible from the coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)} (same choice as ours ${(result.sameAsOracle * 100).toFixed(0)}%)`);
+  console.log(`extra RTT over the nearest crawler: median ${result.extraRttMsMedian.toFixed(1)} ms p90 ${result.extraRttMsP90.toFixed(1)} ms (best possible: ${result.oracleExtraRttMsMedian.toFixed(1)} / ${result.oracleExtraRttMsP90.toFixed(1)} ms)`);
   console.log(`hash routing stretch median ${result.hashStretchMedian.toFixed(3)} p90 ${result.hashStretchP90.toFixed(3)}`);
   console.log(`submit-to-accept p50 ${result.acceptP50Ms.toFixed(1)} ms p99 ${result.acceptP99Ms.toFixed(1)} ms (concurrency ${opts.concurrency})`);
-  console.log(`peak RSS summed over processes ${peakRssSumMB.toFixed(0)} MB`);
+  console.log(`peak RSS summed over processes ${peakRssSumMB.toFixed(0)} MB; ${result.nodes} nodes in ${result.processes} process(es); whole run ${result.wallSeconds.toFixed(0)} s (load average ${result.loadAverage})`);
 }
 await net.stop();
 process.exit(0);

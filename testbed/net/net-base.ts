@@ -90,7 +90,6 @@ export function volunteerOptions(
     providerTtlMs: t.providerTtlMs ?? 300_000,
     announceCheckMs: 1000,
     announceMinGapMs: 20_000,
-    ...(process.env.NOANN ? { announceMinSamples: Infinity } : {}),
     cells: t.cells,
     taskRateLimit: t.taskRateLimit,
     routerCacheTtlMs: t.routerCacheTtlMs,
@@ -180,7 +179,7 @@ export abstract class NetBase {
     const coords = new CoordService({ libp2p: mlibp2p, peers, crawler: false, rng: createRng(1), log: this.log });
     await coords.start();
     await dialAny(mlibp2p, crawlerAddrs);
-    const router = new Router({ libp2p: mlibp2p, peers, coords, cells: this.o.cells, cacheTtlMs: this.o.routerCacheTtlMs ?? 2_000, log: this.log });
+    const router = new Router({ libp2p: mlibp2p, peers, coords, cells: this.o.cells, cacheTtlMs: this.o.routerCacheTtlMs, log: this.log });
     this.manager = { key, id: this.managerId, libp2p: mlibp2p, peers, coords, router };
     const skey = await generateKeyPair('Ed25519');
     const slibp2p = await createVolcrawlLibp2p({ privateKey: skey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, inboundConnectionThreshold: 10_000, timeoutScale: 6 });

@@ -1,8 +1,9 @@
 // One child process of ProcessNet (process-net.ts): hosts a few test-network
-// volunteers so that no single event loop carries them all. Run through
-// bin/run-ts.js (the polyfill must load first). It takes its nodes' keys,
+// volunteers so that no single event loop carries them all. Runs compiled
+// (dist/testbed/net/node-child.js), the polyfill first. It takes its nodes' keys,
 // probe delays and settings from the parent over IPC, answers status requests,
 // and exits on `stop` or as soon as the parent is gone (IPC disconnect).
+import '../../src/polyfill.js';
 import pino from 'pino';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';

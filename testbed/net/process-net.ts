@@ -56,8 +56,10 @@ interface Child {
   nodes: number[];
 }
 
-const RUN_TS = fileURLToPath(new URL('../../bin/run-ts.js', import.meta.url));
-const CHILD = fileURLToPath(new URL('./node-child.ts', import.meta.url));
+/** The child, compiled (`npm run build`; the benchmarks and the tests' global
+ * setup rebuild it when stale): a child that ran TypeScript through tsx would
+ * carry its loader thread and compiler, tens of MB each. */
+const CHILD = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../dist/testbed/net/node-child.js' : './node-child.js', import.meta.url));
 
 export class ProcessNet extends NetBase {
   declare readonly o: ProcessNetOptions;
@@ -78,7 +80,7 @@ export class ProcessNet extends NetBase {
     for (let b = 0; b < this.index.length; b += k) {
       const nodes = Array.from({ length: Math.min(k, this.index.length - b) }, (_, j) => b + j);
       // The child's stdout (its pino log) goes to our stderr: stdout may carry --json.
-      const proc = fork(RUN_TS, [CHILD], { stdio: ['ignore', 2, 'inherit', 'ipc'], execArgv: [] });
+      const proc = fork(CHILD, [], { stdio: ['ignore', 2, 'inherit', 'ipc'], execArgv: [] });
       // A send to a child that died emits 'error'; its exit already fails what waits on it.
       proc.on('error', (err) => this.log.warn({ pid: proc.pid, err: String(err) }, 'volunteer process'));
       this.children.push({ proc, nodes });
