@@ -7,7 +7,7 @@ import '../../src/polyfill.js';
 import pino from 'pino';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
-import { VolunteerNode } from '../../src/node/node.js';
+import { BootstrapError, VolunteerNode } from '../../src/node/node.js';
 import { toWireCoord } from '../../src/dht/peers.js';
 import { FakeRunner } from './fake-runner.js';
 import { probeDelayFrom, volunteerOptions } from './net-base.js';
@@ -46,7 +46,19 @@ async function start(m: StartRequest): Promise<void> {
     bootstrap = nodes.get(first!.i)!.multiaddrs().filter((a) => a.includes('127.0.0.1'));
     specs = rest;
   }
-  await Promise.all(specs.map((s) => startOne(s, bootstrap)));
+  // Two at a time, each with up to three tries: ten nodes dialling their
+  // bootstrap peers at once, on a machine whose cores are shared, timed out.
+  const startRetrying = async (spec: StartRequest['nodes'][number]) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startOne(spec, bootstrap);
+      } catch (err) {
+        if (!(err instanceof BootstrapError) || attempt >= 3) throw err;
+        log.warn({ node: spec.i, attempt, err: String(err) }, 'bootstrap failed; trying again');
+      }
+    }
+  };
+  for (let b = 0; b < specs.length; b += 2) await Promise.all(specs.slice(b, b + 2).map(startRetrying));
   send({ t: 'started', nodes: m.nodes.map((s) => ({ i: s.i, peerId: nodes.get(s.i)!.peerId, addrs: nodes.get(s.i)!.multiaddrs() })) });
 }
 
