@@ -18,6 +18,20 @@ const SET = NEIGHBOURS.near + NEIGHBOURS.far;
 const net = new TestNet({ nodes: N, seed: 23, deferred: LATE, maxConnections: MAX_CONNECTIONS, neighbours: NEIGHBOURS, runner: { threads: 2, queue: 2, durationMs: 100 } });
 const live = new Set<VolunteerNode>();
 
+/** Nodes whose neighbour set is not full yet, and why (for a failure message). */
+function unfilled(nodes: Iterable<VolunteerNode>): string[] {
+  return [...nodes]
+    .filter((n) => n.coords.neighbours.size !== SET || n.coords.probesOk === 0)
+    .map((n) => `${n.peerId.slice(-6)}: ${n.coords.neighbours.size} neighbours, ${n.peers.crawlers().length} crawlers known, ${n.libp2p.getConnections().length} connections, probes ${n.coords.probesOk} ok / ${n.coords.probesFailed} failed`);
+}
+
+async function waitFilled(nodes: () => Iterable<VolunteerNode>, what: string): Promise<void> {
+  let last: string[] = [];
+  await waitFor(() => (last = unfilled(nodes())).length === 0, 120_000, what).catch(() => {
+    throw new Error(`${what}: ${last.join('; ')}`);
+  });
+}
+
 function overBound(): string[] {
   const out: string[] = [];
   for (const n of live) {
@@ -35,7 +49,7 @@ describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
   afterAll(() => net.stop(), 60_000);
 
   it('every node measures a bounded set of neighbours over a bounded set of connections', async () => {
-    await waitFor(() => [...live].every((n) => n.coords.neighbours.size === SET && n.coords.probesOk > 0), 120_000, 'full neighbour sets');
+    await waitFilled(() => live, 'full neighbour sets');
     let last: string[] = [];
     await waitFor(() => (last = overBound()).length === 0, 120_000, `connections within ${MAX_CONNECTIONS}`).catch(() => {
       throw new Error(`over the bounds: ${last.join('; ')}`);
@@ -59,7 +73,7 @@ describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
     }
     const lateIds = new Set(late.map((n) => n.peerId));
     await waitFor(() => [...live].every((n) => !n.coords.neighbours.members().some((id) => goneIds.has(id))), 180_000, 'departed peers to leave every neighbour set');
-    await waitFor(() => late.every((n) => n.coords.neighbours.size === SET && n.coords.probesOk > 0), 120_000, 'newcomers to fill their sets');
+    await waitFilled(() => late, 'newcomers to fill their sets');
     await waitFor(() => [...live].some((n) => !lateIds.has(n.peerId) && n.coords.neighbours.members().some((id) => lateIds.has(id))), 180_000, 'a newcomer in an older node\'s set');
     let last: string[] = [];
     await waitFor(() => (last = overBound()).length === 0, 120_000, 'bounds after churn').catch(() => {
