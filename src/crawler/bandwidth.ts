@@ -8,23 +8,33 @@ export class TokenBucket {
   private last: number;
 
   constructor(
-    readonly rate: number,
-    readonly burst = Math.max(rate, 16 * 1024),
+    private rateBps: number,
+    readonly burst = Math.max(rateBps, 16 * 1024),
     private readonly now: () => number = () => performance.now(),
   ) {
-    if (!(rate > 0)) throw new RangeError(`bandwidth must be > 0 bytes/s, got ${rate}`);
+    if (!(rateBps > 0)) throw new RangeError(`bandwidth must be > 0 bytes/s, got ${rateBps}`);
     this.tokens = this.burst;
     this.last = now();
+  }
+
+  get rate(): number {
+    return this.rateBps;
+  }
+
+  /** A new rate (the owner changed the cap): applies from the next take. */
+  setRate(rate: number): void {
+    if (!(rate > 0)) throw new RangeError(`bandwidth must be > 0 bytes/s, got ${rate}`);
+    this.rateBps = rate;
   }
 
   /** Takes n bytes' worth of tokens, waiting while the bucket is in debt. */
   async take(n: number, signal?: AbortSignal): Promise<void> {
     const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.rate) / 1000);
+    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.rateBps) / 1000);
     this.last = t;
     this.tokens -= n;
     if (this.tokens < 0) {
-      const waitMs = (-this.tokens / this.rate) * 1000;
+      const waitMs = (-this.tokens / this.rateBps) * 1000;
       await sleep(waitMs, undefined, signal ? { signal } : undefined);
     }
   }

@@ -50,5 +50,10 @@ export const DEFAULT_LIMITS: CrawlLimits = {
 };
 
 export const USER_AGENT = 'volcrawl/0.1 (+https://github.com/volcrawl/volcrawl; volunteer web crawler)';
+
+/** The User-Agent naming the operator's contact page instead of the project's (the robots.txt token stays 'volcrawl'). */
+export function userAgentWithContact(contactUrl: string): string {
+  return `volcrawl/0.1 (+${contactUrl}; volunteer web crawler)`;
+}
 /** The product token matched against robots.txt User-agent lines. */
 export const ROBOTS_TOKEN = 'volcrawl';

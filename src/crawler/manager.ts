@@ -34,12 +34,12 @@ interface Running {
 }
 
 export class TaskManager {
-  readonly threads: number;
-  readonly queueLimit: number;
+  private threadCount: number;
+  private queueMax: number;
   private readonly queue: Task[] = [];
   private readonly running = new Map<string, Running>();
   private readonly sink: ResultSink;
-  private readonly bucket: TokenBucket | undefined;
+  private bucket: TokenBucket | undefined;
   private readonly allowPrivate: boolean;
   private readonly now: () => number;
   private readonly sweepTimer: NodeJS.Timeout;
@@ -49,8 +49,8 @@ export class TaskManager {
   readonly peak = { running: 0, queued: 0 };
 
   constructor(private readonly opts: TaskManagerOptions & TaskManagerExtraOptions) {
-    this.threads = positiveInt(opts.threads ?? 5, 'threads');
-    this.queueLimit = nonNegativeInt(opts.queue ?? 5, 'queue');
+    this.threadCount = positiveInt(opts.threads ?? 5, 'threads');
+    this.queueMax = nonNegativeInt(opts.queue ?? 5, 'queue');
     this.sink = opts.sink;
     this.allowPrivate = opts.allowPrivate ?? false;
     this.now = opts.now ?? Date.now;
@@ -66,6 +66,46 @@ export class TaskManager {
     this.sweepTimer.unref();
   }
 
+  get threads(): number {
+    return this.threadCount;
+  }
+
+  get queueLimit(): number {
+    return this.queueMax;
+  }
+
+  /** The owner changed the thread count: more start queued tasks at once; fewer let running tasks finish and start no new ones until below. */
+  setThreads(n: number): void {
+    this.threadCount = positiveInt(n, 'threads');
+    this.next();
+  }
+
+  /** The owner changed the queue length: tasks already queued beyond it stay and run. */
+  setQueue(n: number): void {
+    this.queueMax = nonNegativeInt(n, 'queue');
+  }
+
+  /** The owner changed the bandwidth cap (null = none): running threads follow a changed rate at once; a new or removed cap applies to tasks started from now. */
+  setBandwidth(bytesPerSecond: number | null): void {
+    if (bytesPerSecond === null) this.bucket = undefined;
+    else if (this.bucket) this.bucket.setRate(bytesPerSecond);
+    else this.bucket = new TokenBucket(bytesPerSecond);
+  }
+
+  /**
+   * Stops taking tasks for a while (the owner's pause): like drain(), the
+   * running tasks are aborted and returned with the queued ones, to be handed
+   * on; unlike it, resume() takes tasks again.
+   */
+  pause(): Promise<Task[]> {
+    return this.drain();
+  }
+
+  /** Takes tasks again after pause(). */
+  resume(): void {
+    this.accepting = true;
+  }
+
   /**
    * Offers a task. It is validated again here (an invalid task throws
    * TaskValidationError and is never run); 'full' when every thread is busy
@@ -75,11 +115,11 @@ export class TaskManager {
     const t = parseTask(task);
     if (!this.accepting) return 'full';
     if (this.running.has(t.id) || this.queue.some((q) => q.id === t.id)) return 'accepted'; // duplicate delivery
-    if (this.running.size < this.threads) {
+    if (this.running.size < this.threadCount) {
       this.start(t);
       return 'accepted';
     }
-    if (this.queue.length >= this.queueLimit) return 'full';
+    if (this.queue.length >= this.queueMax) return 'full';
     this.queue.push(t);
     this.peak.queued = Math.max(this.peak.queued, this.queue.length);
     return 'accepted';
@@ -88,7 +128,7 @@ export class TaskManager {
   load(): TaskLoad {
     const running = this.running.size;
     const queued = this.queue.length;
-    const free = this.accepting ? this.threads - running + (this.queueLimit - queued) : 0;
+    const free = this.accepting ? this.threadCount - running + (this.queueMax - queued) : 0;
     return { running, queued, free: Math.max(0, free) };
   }
 
@@ -137,7 +177,7 @@ export class TaskManager {
 
   /** A finished thread takes the next task that is not overdue. */
   private next(): void {
-    while (this.accepting && this.running.size < this.threads && this.queue.length > 0) {
+    while (this.accepting && this.running.size < this.threadCount && this.queue.length > 0) {
       const t = this.queue.shift() as Task;
       if (t.deadline <= this.now()) this.cancel(t);
       else this.start(t);

@@ -37,8 +37,23 @@ import type { Exchange } from './warc/exchange.js';
 import type { RefersTo, RevisitProfile } from './warc/record.js';
 import type { ArchiveSink } from './warc/writer.js';
 
+/** Room for the bytes of one request (the owner's transfer cap; src/node/ledger.ts fits). */
+export interface FetchBudget {
+  /** Room for one fetch of at most `maxBytes`; null = none left now. */
+  reserve(maxBytes: number): { settle(down: number, up?: number): void } | null;
+}
+
+/** Bytes a request and a response's head take on the wire beyond the body, about (counted with the body against the owner's cap). */
+export const REQUEST_OVERHEAD_BYTES = 64 * 1024;
+/** While the budget is spent, a thread asks again this often (the owner may raise the cap; a pause hands the task on). */
+const BUDGET_RETRY_MS = 1000;
+
 export interface ThreadOptions {
   allowPrivate?: boolean;
+  /** The owner's transfer cap: every request reserves room first and settles what it moved; with none left the thread waits (fetching nothing) until room is made or it is aborted. */
+  budget?: FetchBudget;
+  /** Told when a request waits for budget (the node then pauses and hands the task on). */
+  onBudgetSpent?: () => void;
   /** The owner's never_fetch list, checked on every connection; a hit ends the task 'refused' (outcome 'owner-blocked'). */
   blockList?: OwnerBlockList;
   userAgent?: string;
@@ -72,6 +87,9 @@ const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
 /** A 2xx that is not HTML is not read (one function for all requests, not a closure per request). */
 const htmlOnly = (status: number, h: Record<string, string>): Outcome | null => (status >= 200 && status < 300 && !HTML_TYPES.test(h['content-type'] ?? 'text/html') ? 'not-html' : null);
 const CONSECUTIVE_FAILURES_LIMIT = 10;
+/** Typical sizes of a request's and a response's head on the wire (the downloader counts bodies): the ledger's estimate of what the OS moves besides them. */
+const REQUEST_HEAD_BYTES = 400;
+const RESPONSE_HEAD_BYTES = 400;
 
 /** All-zero statistics: a fresh thread's, and a cancelled task's report. */
 export function emptyStats(): TaskStats {
@@ -242,7 +260,9 @@ class TaskThread {
       ...(this.opts.archive ? { onExchange: (ex: Exchange) => void this.captured.push(ex), now: this.now } : {}),
     });
     try {
-      this.robots = await fetchRobots(this.dl, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits);
+      const robotsRoom = await this.reserve(this.limits.maxRobotsBytes);
+      if (robotsRoom === null) return { status: this.stopStatus ?? 'failed' };
+      this.robots = await this.metered(robotsRoom, () => fetchRobots(this.dl as Downloader, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits));
       this.lastRequestEnd = performance.now();
       // robots.txt and any redirect on the way to it.
       for (const ex of this.takeCaptured()) await this.archiveResponse(ex);
@@ -355,6 +375,37 @@ class TaskThread {
     this.interSite.add(url);
   }
 
+  /** Room for one request of at most `bodyBytes` of body, waiting while the owner's budget is spent; null when the task was stopped meanwhile. */
+  private async reserve(bodyBytes: number): Promise<{ settle(down: number, up?: number): void } | null> {
+    const budget = this.opts.budget;
+    const free = { settle: () => undefined };
+    if (budget === undefined) return this.stop.signal.aborted ? null : free;
+    for (let told = false; ; told = true) {
+      if (this.stop.signal.aborted) return null;
+      const room = budget.reserve(bodyBytes + REQUEST_OVERHEAD_BYTES);
+      if (room !== null) return room;
+      if (!told) this.opts.onBudgetSpent?.();
+      try {
+        await sleep(BUDGET_RETRY_MS, undefined, { signal: this.stop.signal });
+      } catch {
+        return null;
+      }
+    }
+  }
+
+  /** Runs one request against its reservation and settles what it moved: the body as counted on the wire, the request and response heads as estimated. */
+  private async metered<T>(room: { settle(down: number, up?: number): void }, fetch: () => Promise<T>): Promise<T> {
+    const dl = this.dl as Downloader;
+    const body0 = dl.wireBytes;
+    const req0 = dl.requests;
+    try {
+      return await fetch();
+    } finally {
+      const requests = dl.requests - req0;
+      room.settle(dl.wireBytes - body0 + requests * RESPONSE_HEAD_BYTES, requests * REQUEST_HEAD_BYTES);
+    }
+  }
+
   /** False when the task was stopped while waiting. */
   private async politeWait(): Promise<boolean> {
     const wait = this.lastRequestEnd + this.delayMs - performance.now();
@@ -378,8 +429,10 @@ class TaskThread {
       const headers: string[] = [];
       if (hop === 0 && known?.etag) headers.push('if-none-match', known.etag);
       if (hop === 0 && known?.lastModified) headers.push('if-modified-since', known.lastModified);
+      const room = await this.reserve(this.limits.maxBodyBytes);
+      if (room === null) return; // aborted while waiting for budget
       const fetchedAt = this.now();
-      const r: FetchResult = await dl.get(url, { headers, accept: htmlOnly });
+      const r: FetchResult = await this.metered(room, () => dl.get(url, { headers, accept: htmlOnly }));
       this.lastRequestEnd = performance.now();
       const ex = this.takeCaptured()[0];
       if (!r.ok) {

@@ -1,5 +1,5 @@
 // `volunteer-crawler join <bootstrap-multiaddr...>`: run a volunteer node.
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { constants as osConstants, setPriority } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -7,6 +7,9 @@ import { InvalidArgumentError, type Command } from 'commander';
 import pino, { type Logger } from 'pino';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { ResultSink } from '../crawler/task.js';
+import type { TaskManager } from '../crawler/manager.js';
+import { userAgentWithContact } from '../crawler/limits.js';
+import { OwnerBlockList } from '../crawler/safety.js';
 import { VOLUNTEER_MAX_CONNECTIONS } from '../dht/libp2p.js';
 import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
 import { LazyRunner } from './lazy-runner.js';
@@ -14,6 +17,9 @@ import { parseBootstrap, VolunteerNode, type TaskRunner } from './node.js';
 import { formatStatus } from './status.js';
 import { loadTestPlugin } from './test-plugin.js';
 import { formatNatStatus, natNodeService, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
+import { RotatingFile } from './log-file.js';
+import { OwnerControl } from './owner-service.js';
+import type { PrefsOverrides } from './prefs.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 
 /** V8's young generation for `join`, MB per semi-space. The default (16) is
@@ -33,6 +39,18 @@ export function parseRate(v: string): number {
   return n;
 }
 
+function contactUrlArg(v: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new InvalidArgumentError('expected an absolute http(s) URL');
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new InvalidArgumentError('expected an http(s) URL');
+  if (u.href.length > 200 || /[\s();]/.test(u.href)) throw new InvalidArgumentError('the URL must be under 200 characters, without spaces, parentheses or semicolons (it goes into a User-Agent comment)');
+  return u.href;
+}
+
 function peerIdArg(v: string): string {
   try {
     return peerIdFromString(v).toString();
@@ -46,9 +64,11 @@ export interface JoinFlags {
   dataDir: string;
   listen?: string[];
   announce?: string[];
-  threads: number;
-  queue: number;
+  /** Absent: the preference file's. */
+  threads?: number;
+  queue?: number;
   maxBandwidth?: number;
+  contactUrl?: string;
   allowPrivate?: boolean;
   lan?: boolean;
   first?: boolean;
@@ -69,12 +89,13 @@ export function registerJoin(program: Command): void {
     .description('join the crawl network through one or more bootstrap peers and run tasks until stopped (Ctrl-C migrates work away and leaves)')
     .argument('[bootstrap...]', 'bootstrap multiaddrs ending in /p2p/<peer id>')
     .requiredOption('--manager <peerId>', 'peer id of the manager; only tasks it signed are run', peerIdArg)
-    .option('--data-dir <dir>', 'where the identity key and logs live', defaultDataDir())
+    .option('--data-dir <dir>', 'where the identity key, preferences (volunteer.toml), ledger and logs live', defaultDataDir())
     .option('--listen <multiaddr>', 'listen address (repeatable; default /ip4/0.0.0.0/tcp/0)', multiaddrArg)
     .option('--announce <multiaddr>', 'address to announce instead of the listen addresses (repeatable)', multiaddrArg)
-    .option('--threads <n>', 'concurrent task threads', intArg('--threads', 1, 256), 5)
-    .option('--queue <n>', 'tasks waiting beyond the running ones', intArg('--queue', 0, 10_000), 5)
-    .option('--max-bandwidth <rate>', 'total download bandwidth cap, bytes/s (e.g. 500k, 2M)', parseRate)
+    .option('--threads <n>', 'concurrent task threads (overrides the preference file; default 5)', intArg('--threads', 1, 256))
+    .option('--queue <n>', 'tasks waiting beyond the running ones (overrides the preference file; default 5)', intArg('--queue', 0, 10_000))
+    .option('--max-bandwidth <rate>', 'total download bandwidth cap, bytes/s (e.g. 500k, 2M; overrides the preference file)', parseRate)
+    .option('--contact-url <url>', 'contact URL put in the User-Agent, where site owners learn who crawls them (the operator\'s page)', contactUrlArg)
     .option('--allow-private', 'crawl loopback/private addresses (tests, intranets)', false)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only network)', false)
     .option('--first', 'start a new network (no bootstrap peers)', false)
@@ -104,32 +125,45 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   }
   mkdirSync(flags.dataDir, { recursive: true, mode: 0o700 });
   const tty = flags.status && process.stderr.isTTY === true;
+  // The log file in the data directory, bounded in size, always (a service's
+  // owner finds it there); on a terminal it is the only log, elsewhere the
+  // JSON lines also go to stdout (the journal, a test).
+  const logFile = new RotatingFile({ path: joinPath(flags.dataDir, 'volunteer.log') });
   const log: Logger = tty
-    ? pino({ level: flags.logLevel }, createWriteStream(joinPath(flags.dataDir, 'volunteer.log'), { flags: 'a', mode: 0o600 }))
-    : pino({ level: flags.logLevel });
+    ? pino({ level: flags.logLevel }, logFile)
+    : pino({ level: flags.logLevel }, pino.multistream([{ stream: process.stdout, level: flags.logLevel as pino.Level }, { stream: logFile, level: flags.logLevel as pino.Level }]));
+  // A bad preference file stops here, with the reason (PrefsError names the key).
+  const owner = new OwnerControl({ dataDir: flags.dataDir, overrides: prefsOverrides(flags), log });
   const { key, created, path } = await loadOrCreateIdentity(flags.dataDir);
   log.info({ identity: path, created }, created ? 'created a new identity' : 'loaded identity');
   const plugin = await loadTestPlugin(log);
   let nat: NatService | undefined; // behind NAT (not --lan): reachability, relays, the hole punch
-  const node = await VolunteerNode.start({
-    privateKey: key,
-    manager: flags.manager,
-    createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin(sink) : sink, log),
-    listen: flags.listen,
-    announce: flags.announce,
-    bootstrap,
-    allowPrivateAddrs: flags.lan === true,
-    nat: volunteerNatOptions(flags),
-    services: (n) => {
-      nat = natNodeService(n.libp2p, bootstrap, log);
-      return nat !== undefined ? [nat] : [];
-    },
-    maxConnections: flags.maxConnections,
-    coordIntervalMs: flags.coordInterval,
-    coordMaxIntervalMs: flags.coordMaxInterval,
-    seed: flags.seed ?? Date.now() % 2 ** 32,
-    log,
-  });
+  let node: VolunteerNode;
+  try {
+    node = await VolunteerNode.start({
+      privateKey: key,
+      manager: flags.manager,
+      createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin(sink) : sink, log, owner),
+      onUploaded: (result, bytes) => owner.noteUpload(result, bytes),
+      listen: flags.listen,
+      announce: flags.announce,
+      bootstrap,
+      allowPrivateAddrs: flags.lan === true,
+      nat: volunteerNatOptions(flags),
+      services: (n) => {
+        nat = natNodeService(n.libp2p, bootstrap, log);
+        return [...(nat !== undefined ? [nat] : []), owner.service(n)];
+      },
+      maxConnections: flags.maxConnections,
+      coordIntervalMs: flags.coordInterval,
+      coordMaxIntervalMs: flags.coordMaxInterval,
+      seed: flags.seed ?? Date.now() % 2 ** 32,
+      log,
+    });
+  } catch (err) {
+    owner.abandon();
+    throw err;
+  }
   if (tty) process.stderr.write(`volcrawl: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  logs: ${joinPath(flags.dataDir, 'volunteer.log')}\n`);
   let timer: ReturnType<typeof setInterval> | undefined;
   if (tty) {
@@ -149,22 +183,50 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   process.exit(0);
 }
 
-/** The crawler's TaskManager, loaded on the first task (lazy-runner.ts). */
-function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger): TaskRunner {
-  return new LazyRunner({
-    capacity: flags.threads + flags.queue,
+function prefsOverrides(flags: JoinFlags): PrefsOverrides {
+  return {
+    ...(flags.threads !== undefined ? { threads: flags.threads } : {}),
+    ...(flags.queue !== undefined ? { queue: flags.queue } : {}),
+    ...(flags.maxBandwidth !== undefined ? { maxBandwidth: flags.maxBandwidth } : {}),
+  };
+}
+
+/** The crawler's TaskManager, loaded on the first task (lazy-runner.ts), under the owner's preferences: threads, queue, bandwidth and block list follow the file while the node runs; every request is counted against the transfer cap. */
+function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner: OwnerControl): TaskRunner {
+  const blockList = new OwnerBlockList(owner.prefs.neverFetch);
+  let tm: TaskManager | undefined;
+  const runner = new LazyRunner({
+    capacity: owner.prefs.threads + owner.prefs.queue,
     create: async () => {
       const { TaskManager } = await import('../crawler/manager.js');
       log.info('crawler loaded for the first task');
-      return new TaskManager({
-        threads: flags.threads,
-        queue: flags.queue,
-        ...(flags.maxBandwidth !== undefined ? { maxBandwidth: flags.maxBandwidth } : {}),
+      const p = owner.prefs;
+      tm = new TaskManager({
+        threads: p.threads,
+        queue: p.queue,
+        ...(p.maxBandwidth !== null ? { maxBandwidth: p.maxBandwidth } : {}),
         allowPrivate: flags.allowPrivate === true,
         sink,
+        thread: {
+          blockList,
+          budget: owner.budget,
+          onBudgetSpent: () => owner.budgetSpent(),
+          ...(flags.contactUrl !== undefined ? { userAgent: userAgentWithContact(flags.contactUrl) } : {}),
+        },
         onError: (err, task) => log.error({ task: task.id, err: String(err) }, 'task error'),
       });
+      return tm;
     },
     onLoadError: (err, dropped) => log.error({ err: String(err), dropped: dropped.map((t) => t.id) }, 'could not load the crawler; refusing tasks'),
   });
+  owner.onPrefs((p) => {
+    blockList.update(p.neverFetch);
+    runner.setCapacity(p.threads + p.queue);
+    tm?.setThreads(p.threads);
+    tm?.setQueue(p.queue);
+    tm?.setBandwidth(p.maxBandwidth);
+  });
+  // A node that must start paused (the owner's pause survived a restart, a cap or a window holds) takes no task even for a moment.
+  if (owner.paused) void runner.pause();
+  return runner;
 }

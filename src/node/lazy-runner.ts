@@ -22,8 +22,17 @@ export class LazyRunner implements TaskRunner {
   private readonly waiting: Task[] = [];
   private closed = false;
   private failed = false;
+  private paused = false;
+  private capacity: number;
 
-  constructor(private readonly o: LazyRunnerOptions) {}
+  constructor(private readonly o: LazyRunnerOptions) {
+    this.capacity = o.capacity;
+  }
+
+  /** The owner changed threads or queue: what `load()` reports until the crawler is loaded (it has its own setters). */
+  setCapacity(n: number): void {
+    this.capacity = n;
+  }
 
   /** Whether the real runner has been loaded. */
   get loaded(): boolean {
@@ -32,9 +41,9 @@ export class LazyRunner implements TaskRunner {
 
   submit(task: Task): 'accepted' | 'full' {
     if (this.inner !== undefined) return this.inner.submit(task);
-    if (this.closed || this.failed) return 'full';
+    if (this.closed || this.failed || this.paused) return 'full';
     if (this.waiting.some((t) => t.id === task.id)) return 'accepted'; // duplicate delivery
-    if (this.waiting.length >= this.o.capacity) return 'full';
+    if (this.waiting.length >= this.capacity) return 'full';
     this.waiting.push(task);
     void this.ensureLoaded();
     return 'accepted';
@@ -42,7 +51,7 @@ export class LazyRunner implements TaskRunner {
 
   load(): TaskLoad {
     if (this.inner !== undefined) return this.inner.load();
-    const free = this.closed || this.failed ? 0 : this.o.capacity - this.waiting.length;
+    const free = this.closed || this.failed || this.paused ? 0 : this.capacity - this.waiting.length;
     return { running: 0, queued: this.waiting.length, free: Math.max(0, free) };
   }
 
@@ -68,6 +77,19 @@ export class LazyRunner implements TaskRunner {
       },
     );
     return this.loading;
+  }
+
+  /** Takes no tasks until resume(); returns the running and queued ones, to be handed on. */
+  async pause(): Promise<Task[]> {
+    this.paused = true;
+    const inner = this.inner ?? (this.loading !== undefined ? await this.loading : undefined);
+    if (inner !== undefined) return (await inner.pause?.()) ?? [];
+    return this.waiting.splice(0);
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.inner?.resume?.();
   }
 
   async drain(): Promise<Task[]> {

@@ -35,6 +35,9 @@ export interface TaskRunner {
   /** Stop accepting, abort running tasks, return queued + running ones. */
   drain(): Promise<Task[]>;
   close(): Promise<void>;
+  /** Like drain(), but tasks are taken again after resume() (the owner's pause). */
+  pause?(): Promise<Task[]>;
+  resume?(): void;
 }
 
 /** A part of the node with a life cycle (the coordinate service, announcements,
@@ -109,6 +112,8 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   bootstrapTimeoutMs?: number;
   /** Gap between checks of the connection to the manager, ms (see ManagerLink). */
   managerCheckMs?: number;
+  /** Told of every result part uploaded, with its size as sent (the owner's ledger counts it). */
+  onUploaded?: (result: TaskResult, bytes: number) => void;
   /** More services, started after the node's own (and stopped before them). */
   services?: (node: VolunteerNode) => NodeService[];
   log: Logger;
@@ -159,6 +164,7 @@ export class VolunteerNode {
   private readonly uploads = new Set<Promise<void>>();
   private draining = false;
   private stopped = false;
+  private pausedTasks = false;
   private readonly services: NodeService[] = [];
   /** Services started so far (a failed start stops only these). */
   private started = 0;
@@ -334,6 +340,8 @@ export class VolunteerNode {
         result,
       });
       this.uploadsOk++;
+      // About what went up: the result as JSON (the wire adds framing and encryption, a few percent).
+      if (this.o.onUploaded) this.o.onUploaded(result, Buffer.byteLength(JSON.stringify(result)));
     } catch (err) {
       this.uploadsFailed++;
       this.o.log.error({ task: result.taskId, err: String(err) }, 'upload failed');
@@ -389,37 +397,9 @@ export class VolunteerNode {
       await this.announcer.withdraw();
       this.draining = true;
       const tasks = await this.runner.drain();
-      this.o.log.info({ tasks: tasks.length }, 'migrating tasks');
-      await Promise.all(
-        tasks.map(async (t) => {
-          const h = this.held.get(t.id);
-          if (h === undefined) {
-            lost.push(t.id);
-            return;
-          }
-          this.migrated.add(t.id);
-          let r: RouteResult | undefined;
-          try {
-            // The new holder gets a hand-over signed by this node (appended to the
-            // chain that brought the task here), so the storage node accepts its upload.
-            const handover = async (to: string): Promise<Handover[]> => [
-              ...(h.handover ?? []).slice(-(MAX_HANDOVER_LINKS - 1)),
-              await signHandover(this.o.privateKey, this.peerId, h.order.id, to),
-            ];
-            r = await this.router.route(h.envelope, h.order, { exclude: new Set([this.peerId]), handover });
-          } catch (err) {
-            this.o.log.warn({ task: t.id, err: String(err) }, 'migration failed');
-          }
-          if (r?.status === 'accepted') {
-            migrated.push(t.id);
-            this.held.delete(t.id);
-            this.o.log.info({ task: t.id, to: r.by }, 'task migrated');
-          } else {
-            lost.push(t.id);
-            this.o.log.warn({ task: t.id, status: r?.status }, 'task could not be migrated; the manager will reissue it');
-          }
-        }),
-      );
+      const r = await this.handOn(tasks);
+      migrated.push(...r.migrated);
+      lost.push(...r.lost);
       // Let uploads of tasks that finished before the drain complete.
       await Promise.race([Promise.allSettled([...this.uploads]), sleepUntil(deadline - 2_000)]);
       await Promise.all(this.peers.crawlers().map((p) => this.coords.bye(p.id)));
@@ -427,6 +407,78 @@ export class VolunteerNode {
     await Promise.race([work.catch((err: unknown) => this.o.log.error({ err: String(err) }, 'shutdown step failed')), sleepUntil(deadline - 1_000)]);
     await this.kill();
     return { migrated, lost };
+  }
+
+  /** Routes each task to another crawler near this one, with a hand-over
+   * signed by this node, exactly as on leave; a task no one takes is left to
+   * the manager, which re-issues it after its deadline. */
+  private async handOn(tasks: Task[]): Promise<{ migrated: string[]; lost: string[] }> {
+    const migrated: string[] = [];
+    const lost: string[] = [];
+    this.o.log.info({ tasks: tasks.length }, 'migrating tasks');
+    await Promise.all(
+      tasks.map(async (t) => {
+        const h = this.held.get(t.id);
+        if (h === undefined) {
+          lost.push(t.id);
+          return;
+        }
+        this.migrated.add(t.id);
+        let r: RouteResult | undefined;
+        try {
+          // The new holder gets a hand-over signed by this node (appended to the
+          // chain that brought the task here), so the storage node accepts its upload.
+          const handover = async (to: string): Promise<Handover[]> => [
+            ...(h.handover ?? []).slice(-(MAX_HANDOVER_LINKS - 1)),
+            await signHandover(this.o.privateKey, this.peerId, h.order.id, to),
+          ];
+          r = await this.router.route(h.envelope, h.order, { exclude: new Set([this.peerId]), handover });
+        } catch (err) {
+          this.o.log.warn({ task: t.id, err: String(err) }, 'migration failed');
+        }
+        if (r?.status === 'accepted') {
+          migrated.push(t.id);
+          this.held.delete(t.id);
+          this.o.log.info({ task: t.id, to: r.by }, 'task migrated');
+        } else {
+          lost.push(t.id);
+          this.held.delete(t.id);
+          this.o.log.warn({ task: t.id, status: r?.status }, 'task could not be migrated; the manager will reissue it');
+        }
+      }),
+    );
+    return { migrated, lost };
+  }
+
+  /** Whether the node is paused (takeTasks(false)). */
+  get paused(): boolean {
+    return this.pausedTasks;
+  }
+
+  /**
+   * The owner's pause and resume, without leaving the overlay. Paused, the
+   * runner takes nothing (orders are forwarded to other crawlers, the load
+   * this node reports has no free slot), its cell announcements are withdrawn
+   * so routers stop finding it, and its running and queued tasks are handed
+   * on as on leave; the coordinate service keeps probing (its pace backs off
+   * once settled), so the identity and coordinate stay warm. Resumed, it
+   * takes tasks and announces itself again.
+   */
+  async takeTasks(on: boolean): Promise<{ migrated: string[]; lost: string[] }> {
+    if (this.stopped || on === !this.pausedTasks) return { migrated: [], lost: [] };
+    if (on) {
+      this.pausedTasks = false;
+      this.runner.resume?.();
+      this.announcer.start();
+      this.o.log.info('taking tasks again');
+      return { migrated: [], lost: [] };
+    }
+    this.pausedTasks = true;
+    const tasks = (await this.runner.pause?.()) ?? [];
+    await this.announcer.withdraw();
+    const r = await this.handOn(tasks);
+    this.o.log.info({ migrated: r.migrated.length, lost: r.lost.length }, 'paused: tasks handed on');
+    return r;
   }
 
   /** Stops at once: nothing migrated, nothing acknowledged (tests use it as a crash). */
