@@ -47,4 +47,33 @@ describe('real crawler on the test web', () => {
     // Nothing from the stopped node was uploaded for this task.
     expect(net.uploads.some((u) => u.result.taskId === order.id && u.crawler === first.peerId)).toBe(false);
   }, 400_000);
+
+  it("an owner's pause hands the running crawl on and forwards new orders, without leaving; resume takes tasks again", async () => {
+    const site = web.site('site');
+    const origin = site.origin;
+    const node = net.nodes[1]!;
+    const mk = (id: string) => ({ id, scope: { origin, pathPrefixes: ['/'] }, seeds: [`${origin}/`], maxDepth: 4, delayMs: 250, deadline: Date.now() + 600_000 });
+    const running = await net.order(net.hosts[0]!, { task: mk('pause-1'), coord: false });
+    expect((await sendTask(net.manager.libp2p, node.peerId, running.envelope)).status).toBe('accepted');
+    const before = site.stats.requests;
+    await waitFor(() => site.stats.requests >= before + 3, 60_000, 'the crawl to start');
+    const { migrated, lost } = await node.takeTasks(false);
+    expect(lost).toEqual([]);
+    expect(migrated).toEqual([running.order.id]);
+    expect(node.paused).toBe(true);
+    expect(node.runner.load().free).toBe(0);
+    // A new order sent to the paused node is taken by another crawler.
+    const next = await net.order(net.hosts[0]!, { task: { ...mk('pause-2'), delayMs: 0 }, coord: false });
+    const reply = await sendTask(net.manager.libp2p, node.peerId, next.envelope);
+    expect(reply.status).toBe('accepted');
+    expect(reply.by).not.toBe(node.peerId);
+    await waitFor(() => [running, next].every((o) => net.uploads.some((u) => u.result.taskId === o.order.id && u.result.final)), 240_000, 'both crawls to finish elsewhere');
+    expect(net.uploads.some((u) => u.crawler === node.peerId && ['pause-1', 'pause-2'].includes(u.result.taskId))).toBe(false);
+    // Still in the overlay, and taking tasks again once resumed.
+    expect(node.libp2p.status).toBe('started');
+    await node.takeTasks(true);
+    const third = await net.order(net.hosts[0]!, { task: { ...mk('pause-3'), delayMs: 0 }, coord: false });
+    const r3 = await sendTask(net.manager.libp2p, node.peerId, third.envelope);
+    expect(r3).toMatchObject({ status: 'accepted', by: node.peerId });
+  }, 400_000);
 });
