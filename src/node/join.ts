@@ -167,9 +167,12 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   if (tty) process.stderr.write(`volcrawl: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  logs: ${joinPath(flags.dataDir, 'volunteer.log')}\n`);
   let timer: ReturnType<typeof setInterval> | undefined;
   if (tty) {
-    timer = setInterval(() => process.stderr.write(`\r\x1b[2K${formatStatus(node.status(), process.stderr.columns ?? 120)}${nat !== undefined ? ` | ${formatNatStatus(nat.status())}` : ''}`), 1000);
+    timer = setInterval(() => {
+      const paused = owner.paused ? `paused (${owner.status().reasons.join(', ')}) · ` : '';
+      process.stderr.write(`\r\x1b[2K${paused}${formatStatus(node.status(), (process.stderr.columns ?? 120) - paused.length)}${nat !== undefined ? ` | ${formatNatStatus(nat.status())}` : ''}`);
+    }, 1000);
   } else {
-    timer = setInterval(() => log.info({ status: node.status(), ...(nat !== undefined ? { nat: nat.status() } : {}) }, 'status'), 60_000);
+    timer = setInterval(() => log.info({ status: node.status(), paused: owner.paused, ...(nat !== undefined ? { nat: nat.status() } : {}) }, 'status'), 60_000);
     timer.unref();
   }
   await untilSignal(log, async (sig) => {
