@@ -296,7 +296,11 @@ export interface VolunteerProcess extends ProcessHandle {
 export function spawnVolunteerProcess(name: string, manager: { peerId: string; addrs: string[] }, dataDir: string, extraArgs: string[] = [], io: SpawnIo = {}, o: { lan?: boolean } = {}): ProcessHandle {
   // lan: false (the NAT test network) runs the NAT stack and listens only where extraArgs say.
   const base = o.lan === false ? [] : ['--lan', '--listen', '/ip4/127.0.0.1/tcp/0'];
-  const args = withDefaults(['join', ...manager.addrs, '--manager', manager.peerId, '--allow-private', ...base, '--data-dir', dataDir, '--no-status', ...extraArgs], [['--log-level', 'info']]);
+  const args = withDefaults(['join', ...manager.addrs, '--manager', manager.peerId, '--allow-private', ...base, '--data-dir', dataDir, '--no-status', ...extraArgs], [
+    ['--log-level', 'info'],
+    // Manager, volunteers and test web share this machine: their CPU use is not the owner's other programs.
+    ['--cpu-busy-above', '0'],
+  ]);
   return spawnBin(name, 'volunteer-crawler.js', args, io);
 }
 

@@ -69,6 +69,8 @@ export interface JoinFlags {
   queue?: number;
   maxBandwidth?: number;
   contactUrl?: string;
+  cpuBusyAbove?: number;
+  runOnBattery?: boolean;
   allowPrivate?: boolean;
   lan?: boolean;
   first?: boolean;
@@ -95,6 +97,8 @@ export function registerJoin(program: Command): void {
     .option('--threads <n>', 'concurrent task threads (overrides the preference file; default 5)', intArg('--threads', 1, 256))
     .option('--queue <n>', 'tasks waiting beyond the running ones (overrides the preference file; default 5)', intArg('--queue', 0, 10_000))
     .option('--max-bandwidth <rate>', 'total download bandwidth cap, bytes/s (e.g. 500k, 2M; overrides the preference file)', parseRate)
+    .option('--cpu-busy-above <percent>', 'pause while other programs use more than this percent of all cores, resuming below min(40, it); 0 = never (overrides the preference file; a demo or test on one machine wants 0)', intArg('--cpu-busy-above', 0, 100))
+    .option('--run-on-battery', 'keep crawling on battery (overrides the preference file)')
     .option('--contact-url <url>', 'contact URL put in the User-Agent, where site owners learn who crawls them (the operator\'s page)', contactUrlArg)
     .option('--allow-private', 'crawl loopback/private addresses (tests, intranets)', false)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only network)', false)
@@ -191,6 +195,10 @@ function prefsOverrides(flags: JoinFlags): PrefsOverrides {
     ...(flags.threads !== undefined ? { threads: flags.threads } : {}),
     ...(flags.queue !== undefined ? { queue: flags.queue } : {}),
     ...(flags.maxBandwidth !== undefined ? { maxBandwidth: flags.maxBandwidth } : {}),
+    pauseWhen: {
+      ...(flags.cpuBusyAbove !== undefined ? { cpuBusyAbove: flags.cpuBusyAbove > 0 ? flags.cpuBusyAbove : null, cpuResumeBelow: Math.min(40, flags.cpuBusyAbove) } : {}),
+      ...(flags.runOnBattery === true ? { onBattery: false } : {}),
+    },
   };
 }
 

@@ -22,6 +22,8 @@ import { PrefsWatcher } from './prefs-watch.js';
 import { decideRunState, initialMemory, ownerPause, ownerResume, type PolicyMemory, type RunDecision } from './run-policy.js';
 
 export const RUN_STATE_FILE = 'run-state.json';
+/** Longest wait for a pause's hand-over before `pause` answers, ms. */
+const PAUSE_ANSWER_MS = 5000;
 
 const runStateSchema = z.object({
   version: z.literal(1),
@@ -215,7 +217,13 @@ export class OwnerControl {
     } catch {
       return null;
     }
-    const r = runStateSchema.safeParse((() => { try { return JSON.parse(text) as unknown; } catch { return null; } })());
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // reported below as not valid
+    }
+    const r = runStateSchema.safeParse(json);
     if (!r.success) {
       this.o.log.warn({ file: this.runStatePath() }, 'run state file not valid; ignoring it (not paused by the owner)');
       return null;
@@ -257,7 +265,9 @@ export class OwnerControl {
       pause: async (forMs) => {
         this.memory = ownerPause(this.memory, this.now(), forMs);
         this.saveOwnerPause();
-        await this.step();
+        // The runner stops at once; handing the tasks on may take longer than the
+        // owner should wait for an answer (the CLI gives up after 15 s).
+        await Promise.race([this.step(), new Promise((r) => setTimeout(r, PAUSE_ANSWER_MS).unref())]);
         return this.status();
       },
       resume: async () => {

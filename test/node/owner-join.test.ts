@@ -25,7 +25,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const joinArgs = () => ['join', '--first', '--manager', MANAGER, '--lan', '--listen', '/ip4/127.0.0.1/tcp/0', '--no-status', '--data-dir', data];
+const joinArgs = () => ['join', '--first', '--manager', MANAGER, '--lan', '--listen', '/ip4/127.0.0.1/tcp/0', '--no-status', '--cpu-busy-above', '0', '--data-dir', data];
 
 /** Starts join; resolves once the owner control is up, with the process and its stdout so far. */
 function startJoin(): Promise<{ proc: ChildProcess; out: () => string }> {
