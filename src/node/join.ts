@@ -148,7 +148,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
       privateKey: key,
       manager: flags.manager,
       createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin(sink) : sink, log, owner),
-      onUploaded: (result, bytes) => owner.noteUpload(result, bytes),
+      onUploaded: (bytes, result) => owner.noteUpload(bytes, result),
       listen: flags.listen,
       announce: flags.announce,
       bootstrap,

@@ -112,8 +112,8 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   bootstrapTimeoutMs?: number;
   /** Gap between checks of the connection to the manager, ms (see ManagerLink). */
   managerCheckMs?: number;
-  /** Told of every result part uploaded, with its size as sent (the owner's ledger counts it). */
-  onUploaded?: (result: TaskResult, bytes: number) => void;
+  /** Told of every result part and archive batch uploaded, with its size as sent (the owner's ledger counts it). */
+  onUploaded?: (bytes: number, result?: TaskResult) => void;
   /** More services, started after the node's own (and stopped before them). */
   services?: (node: VolunteerNode) => NodeService[];
   log: Logger;
@@ -311,6 +311,7 @@ export class VolunteerNode {
       const h = this.held.get(task.id);
       if (h === undefined) throw new Error('task no longer held');
       await uploadArchiveBatch(this.libp2p, h.order.storage, { orderId: h.order.id, batch, ...(h.handover !== undefined ? { handover: h.handover } : {}), entries, raw });
+      this.o.onUploaded?.(raw.byteLength);
     };
     return new TaskArchive(task.id, send, this.o.log);
   }
@@ -341,7 +342,7 @@ export class VolunteerNode {
       });
       this.uploadsOk++;
       // About what went up: the result as JSON (the wire adds framing and encryption, a few percent).
-      if (this.o.onUploaded) this.o.onUploaded(result, Buffer.byteLength(JSON.stringify(result)));
+      if (this.o.onUploaded) this.o.onUploaded(Buffer.byteLength(JSON.stringify(result)), result);
     } catch (err) {
       this.uploadsFailed++;
       this.o.log.error({ task: result.taskId, err: String(err) }, 'upload failed');

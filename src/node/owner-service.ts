@@ -108,10 +108,10 @@ export class OwnerControl {
     apply(this.prefs);
   }
 
-  /** A result part went up to a storage node: its bytes count against the cap, a final part counts as a task given. */
-  noteUpload(result: TaskResult, bytes: number): void {
+  /** A result part or archive batch went up to a storage node: its bytes count against the cap, a final result counts as a task given. */
+  noteUpload(bytes: number, result?: TaskResult): void {
     this.ledger.addTransfer(0, bytes);
-    if (result.final) this.ledger.addTask(result.stats?.pagesFetched ?? 0);
+    if (result?.final === true) this.ledger.addTask(result.stats?.pagesFetched ?? 0);
   }
 
   /** The NodeService: control socket, preference reloads and the policy tick, once the node runs. */
