@@ -142,6 +142,21 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   log.info({ identity: path, created }, created ? 'created a new identity' : 'loaded identity');
   const plugin = await loadTestPlugin(log);
   let nat: NatService | undefined; // behind NAT (not --lan): reachability, relays, the hole punch
+  let timer: ReturnType<typeof setInterval> | undefined;
+  // Signals are taken from before the node starts: 'node started' is logged
+  // before start() returns, and a SIGTERM in that gap would otherwise kill the
+  // process with the default action instead of a clean leave.
+  let nodeReady!: (n: VolunteerNode | undefined) => void;
+  const started = new Promise<VolunteerNode | undefined>((resolve) => (nodeReady = resolve));
+  const stopped = untilSignal(log, async (sig) => {
+    const n = await started;
+    if (n === undefined) return;
+    if (timer !== undefined) clearInterval(timer);
+    if (tty) process.stderr.write(`\n${sig}: migrating tasks and leaving (up to ${flags.shutdownTimeout} ms; again to force)\n`);
+    const { migrated, lost } = await n.shutdown(flags.shutdownTimeout);
+    log.info({ migrated: migrated.length, lost: lost.length }, 'stopped');
+    if (tty) process.stderr.write(`stopped: ${migrated.length} task(s) migrated, ${lost.length} left to the manager\n`);
+  });
   let node: VolunteerNode;
   try {
     node = await VolunteerNode.start({
@@ -165,11 +180,12 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
       log,
     });
   } catch (err) {
+    nodeReady(undefined);
     owner.abandon();
     throw err;
   }
+  nodeReady(node);
   if (tty) process.stderr.write(`volcrawl: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  logs: ${joinPath(flags.dataDir, 'volunteer.log')}\n`);
-  let timer: ReturnType<typeof setInterval> | undefined;
   if (tty) {
     timer = setInterval(() => {
       const paused = owner.paused ? `paused (${owner.status().reasons.join(', ')}) · ` : '';
@@ -179,13 +195,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     timer = setInterval(() => log.info({ status: node.status(), paused: owner.paused, ...(nat !== undefined ? { nat: nat.status() } : {}) }, 'status'), 60_000);
     timer.unref();
   }
-  await untilSignal(log, async (sig) => {
-    if (timer !== undefined) clearInterval(timer);
-    if (tty) process.stderr.write(`\n${sig}: migrating tasks and leaving (up to ${flags.shutdownTimeout} ms; again to force)\n`);
-    const { migrated, lost } = await node.shutdown(flags.shutdownTimeout);
-    log.info({ migrated: migrated.length, lost: lost.length }, 'stopped');
-    if (tty) process.stderr.write(`stopped: ${migrated.length} task(s) migrated, ${lost.length} left to the manager\n`);
-  });
+  await stopped;
   log.flush?.();
   process.exit(0);
 }
