@@ -390,32 +390,35 @@ export class VolunteerNode {
    * `timeoutMs`. Returns what happened to each task. */
   async shutdown(timeoutMs = 20_000): Promise<{ migrated: string[]; lost: string[] }> {
     if (this.stopped) return { migrated: [], lost: [] };
-    const migrated: string[] = [];
-    const lost: string[] = [];
+    // Filled as each hand-over settles, so a shutdown cut short by its deadline
+    // still reports what moved; what had not settled by then is reported lost
+    // (the manager re-issues it after its deadline).
+    const result = { migrated: [] as string[], lost: [] as string[] };
+    let drained: string[] = [];
     const deadline = Date.now() + timeoutMs;
     const work = (async () => {
       this.receiver.stopAccepting();
       await this.announcer.withdraw();
       this.draining = true;
       const tasks = await this.runner.drain();
-      const r = await this.handOn(tasks);
-      migrated.push(...r.migrated);
-      lost.push(...r.lost);
+      drained = tasks.map((t) => t.id);
+      await this.handOn(tasks, result);
       // Let uploads of tasks that finished before the drain complete.
       await Promise.race([Promise.allSettled([...this.uploads]), sleepUntil(deadline - 2_000)]);
       await Promise.all(this.peers.crawlers().map((p) => this.coords.bye(p.id)));
     })();
     await Promise.race([work.catch((err: unknown) => this.o.log.error({ err: String(err) }, 'shutdown step failed')), sleepUntil(deadline - 1_000)]);
     await this.kill();
-    return { migrated, lost };
+    const { migrated, lost } = result;
+    for (const id of drained) if (!migrated.includes(id) && !lost.includes(id)) lost.push(id);
+    return { migrated: [...migrated], lost: [...lost] };
   }
 
   /** Routes each task to another crawler near this one, with a hand-over
    * signed by this node, exactly as on leave; a task no one takes is left to
    * the manager, which re-issues it after its deadline. */
-  private async handOn(tasks: Task[]): Promise<{ migrated: string[]; lost: string[] }> {
-    const migrated: string[] = [];
-    const lost: string[] = [];
+  private async handOn(tasks: Task[], into?: { migrated: string[]; lost: string[] }): Promise<{ migrated: string[]; lost: string[] }> {
+    const { migrated, lost } = into ?? { migrated: [], lost: [] };
     this.o.log.info({ tasks: tasks.length }, 'migrating tasks');
     await Promise.all(
       tasks.map(async (t) => {

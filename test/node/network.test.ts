@@ -38,6 +38,23 @@ function liveError(): number {
 
 const done = (id: string) => net.uploads.find((u) => u.result.taskId === id && u.result.final);
 
+// The placement policy may choose any crawler with room, including the three
+// test-specific ones that hold their tasks and never upload (random peer IDs
+// make that differ between runs: hash routing landed on one in a CI run).
+const HOLDERS = [FORWARD, KILLED, GRACEFUL];
+const nodeIndex = (peer: string | undefined) => net.nodes.findIndex((n) => n?.peerId === peer);
+
+/** Waits for the task's result; if the crawler that accepted it is one that holds tasks, checks it holds it instead. Returns whether a result came. */
+async function completes(by: string | undefined, id: string, timeoutMs: number, what: string): Promise<boolean> {
+  const i = nodeIndex(by);
+  if (HOLDERS.includes(i)) {
+    expect(net.nodes[i]!.heldTasks()).toContain(id);
+    return false;
+  }
+  await waitFor(() => done(id) !== undefined, timeoutMs, what);
+  return true;
+}
+
 describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
   beforeAll(async () => {
     await net.start();
@@ -108,16 +125,23 @@ describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
   }, 180_000);
 
   it('routes hosts without a coordinate by a hash of the host name, and results carry the RTT measured to the host', async () => {
-    const h = net.hosts[40]!;
-    const r = await net.route(h, { coord: false });
-    expect(r.status).toBe('accepted');
-    expect(r.level).toBe(-1);
-    await waitFor(() => done(r.order.id) !== undefined, 30_000, 'upload');
-    const u = done(r.order.id)!;
-    expect(u.host).toBe(net.hostName(h));
-    expect(u.hostRttMs).toBeTypeOf('number');
-    expect(u.crawlerCoord?.vec.length).toBeGreaterThan(0);
-  }, 60_000);
+    // Hash routing ignores coordinates; a task can land on a node that holds
+    // tasks, so try hosts until one lands on a crawler that finishes it.
+    let checked = false;
+    for (const h of net.hosts.slice(40, 46)) {
+      const r = await net.route(h, { coord: false });
+      expect(r.status).toBe('accepted');
+      expect(r.level).toBe(-1);
+      if (!(await completes(r.by, r.order.id, 30_000, 'upload'))) continue;
+      const u = done(r.order.id)!;
+      expect(u.host).toBe(net.hostName(h));
+      expect(u.hostRttMs).toBeTypeOf('number');
+      expect(u.crawlerCoord?.vec.length).toBeGreaterThan(0);
+      checked = true;
+      break;
+    }
+    expect(checked).toBe(true);
+  }, 90_000);
 
   it('a full queue forwards to a less loaded crawler nearby', async () => {
     const target = net.nodes[FORWARD]!;
@@ -132,8 +156,8 @@ describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
     expect(reply.by).toBeDefined();
     expect(reply.by).not.toBe(target.peerId);
     expect(target.receiver.forwarded).toBe(before + 1);
-    await waitFor(() => done(second.order.id) !== undefined, 60_000, 'forwarded task done');
-    expect(done(second.order.id)!.crawler).toBe(reply.by);
+    // (Forwarding may pick a crawler nearby that holds its tasks.)
+    if (await completes(reply.by, second.order.id, 60_000, 'forwarded task done')) expect(done(second.order.id)!.crawler).toBe(reply.by);
     // With hops exhausted a full node says so instead of forwarding.
     const third = await net.order(net.hosts[52]!);
     expect((await sendTask(net.manager.libp2p, target.peerId, third.envelope, 3)).status).toBe('full');
@@ -156,7 +180,7 @@ describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
       const r = await net.route(h);
       expect(r.status).toBe('accepted');
       expect(r.by).not.toBe(k.peerId);
-      await waitFor(() => done(r.order.id) !== undefined, 30_000, 'rerouted task');
+      await completes(r.by, r.order.id, 30_000, 'rerouted task');
     }
     await new Promise((r) => setTimeout(r, 2000));
     for (const id of ids) expect(net.uploads.some((u) => u.result.taskId === id)).toBe(false);
@@ -170,9 +194,10 @@ describe('test network (20 nodes, imposed PlanetLab latencies)', () => {
       expect((await sendTask(net.manager.libp2p, g.peerId, o.envelope)).status).toBe('accepted');
       ids.push(o.order.id);
     }
-    const { migrated, lost } = await g.shutdown(20_000);
+    const { migrated, lost } = await g.shutdown(40_000);
     expect(lost).toEqual([]);
-    expect(migrated.sort()).toEqual([...ids].sort());
+    // (It may also hold tasks that earlier tests routed to it.)
+    expect(migrated).toEqual(expect.arrayContaining(ids));
     await waitFor(() => ids.every((id) => done(id) !== undefined), 60_000, 'migrated tasks completed');
     for (const id of ids) expect(done(id)!.crawler).not.toBe(g.peerId);
     // Each upload carries the hand-over signed by the stopped node (and by any crawler
