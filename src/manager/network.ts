@@ -14,9 +14,11 @@ import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.
 import { sendTask } from '../dht/task-protocol.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
 import { ArchiveReceiver } from '../dht/archive-upload.js';
+import { signOperatorConfig, StateReceiver } from '../dht/volunteer-state.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { Manager } from './manager.js';
 import type { DispatchResult, IssuedTask } from './services/tasks.js';
+import { VolunteerStates } from './volunteer-states.js';
 
 /** The libp2p options the manager takes; its connection limit and timeouts
  * stay at createVolcrawlLibp2p's defaults. */
@@ -27,6 +29,8 @@ export interface ManagerNodeOptions extends ManagerLibp2pOptions {
   /** Orders being signed and routed at once. */
   routeConcurrency?: number;
   routerCacheTtlMs?: number;
+  /** The operator's contact URL, sent to volunteers in the signed configuration (their User-Agent carries it). */
+  contactUrl?: string | null;
   log: Logger;
 }
 
@@ -38,6 +42,9 @@ export class ManagerNode {
   readonly receiver: UploadReceiver;
   /** The archive upload protocol, served with `--archive full` only. */
   readonly archiveReceiver: ArchiveReceiver | null;
+  /** Each volunteer's state as its owner's controls set it (running, or paused and why). */
+  readonly ownerStates = new VolunteerStates();
+  private stateReceiver: StateReceiver | undefined;
   private readonly o: ManagerNodeOptions;
   private running = 0;
   private readonly waiters: (() => void)[] = [];
@@ -81,6 +88,9 @@ export class ManagerNode {
         await n.coords.start();
         await n.receiver.start();
         await n.archiveReceiver?.start();
+        const config = await signOperatorConfig({ v: 1, issuer: n.peerId, issuedAt: Date.now(), contactUrl: o.contactUrl ?? null }, o.privateKey);
+        n.stateReceiver = new StateReceiver({ libp2p: n.libp2p, config, onReport: (from, r) => n.stateReported(from, r), log: o.log });
+        await n.stateReceiver.start();
       },
     });
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
@@ -137,12 +147,25 @@ export class ManagerNode {
     return { envelope: await signOrder(order, this.o.privateKey), order };
   }
 
-  /** Signs the task's order and routes it to a crawler near its host (never to a quarantined or banned one). */
+  /** Volunteers no order goes to: quarantined or banned ones, and those whose owner paused them. */
+  private excluded(): Set<string> {
+    const out = new Set(this.o.manager.trust.excluded());
+    for (const id of this.ownerStates.paused()) out.add(id);
+    return out;
+  }
+
+  private stateReported(from: string, r: Parameters<VolunteerStates['note']>[1]): void {
+    const before = this.ownerStates.get(from);
+    this.ownerStates.note(from, r);
+    if (before?.state !== r.state || before.reasons.join() !== r.reasons.join()) this.o.log.info({ volunteer: from, state: r.state, reasons: r.reasons }, 'volunteer state');
+  }
+
+  /** Signs the task's order and routes it to a crawler near its host (never to a quarantined, banned or paused one). */
   async dispatch(t: IssuedTask): Promise<DispatchResult> {
     await this.slot();
     try {
       const { envelope, order } = await this.sign(t);
-      const r = await this.router.route(envelope, order, { exclude: this.o.manager.trust.excluded() });
+      const r = await this.router.route(envelope, order, { exclude: this.excluded() });
       if (r.status === 'accepted') this.routed.accepted++;
       else this.routed.failed++;
       this.o.log.debug({ task: t.task.id, status: r.status, by: r.by, attempts: r.attempts, level: r.level }, 'task routed');
@@ -169,7 +192,8 @@ export class ManagerNode {
 
   /** Live crawlers with the IP address they connect from and their coordinate (who may verify whom). */
   volunteers(): { id: string; address: string | null; coord: number[] | null }[] {
-    return this.crawlers().map((p) => {
+    const paused = this.ownerStates.paused();
+    return this.crawlers().filter((p) => !paused.has(p.id)).map((p) => {
       const conn = this.libp2p.getConnections().find((c) => c.remotePeer.toString() === p.id);
       const m = conn === undefined ? null : /^\/ip[46]\/([^/]+)/.exec(conn.remoteAddr.toString());
       return { id: p.id, address: m?.[1] ?? null, coord: p.coord !== undefined ? [...p.coord.vec] : null };
@@ -182,6 +206,7 @@ export class ManagerNode {
     this.o.manager.trust.checks.stopSweep();
     await this.receiver.stop().catch(() => undefined);
     await this.archiveReceiver?.stop().catch(() => undefined);
+    await this.stateReceiver?.stop().catch(() => undefined);
     await this.coords.stop().catch(() => undefined);
     await stopLibp2pQuietly(this.libp2p);
   }

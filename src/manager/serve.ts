@@ -21,6 +21,7 @@ import { MAX_TIME_SCALE, timeScaledOptions } from './time-scale.js';
 import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api/auth.js';
 import { allowedHostArg } from './api/guard.js';
 import { MANAGER_NAT } from '../dht/nat.js';
+import { checkContactUrl } from '../dht/volunteer-state.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -29,6 +30,14 @@ export function defaultManagerDir(): string {
 function strategyArg(v: string): StrategyName {
   if (!(STRATEGIES as readonly string[]).includes(v)) throw new InvalidArgumentError(`must be one of ${STRATEGIES.join(', ')}`);
   return v as StrategyName;
+}
+
+function contactUrlArg(v: string): string {
+  try {
+    return checkContactUrl(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 function rateCapArg(v: string): number | null {
@@ -70,6 +79,8 @@ export interface ServeFlags {
   spotChecks?: boolean;
   /** Check at least this share of every volunteer's tasks. */
   spotCheckMinRate?: number;
+  /** The operator's contact page, sent to volunteers signed (their User-Agent names it). */
+  contactUrl?: string;
 }
 
 /** The join command line for volunteers, preferring a non-loopback address. */
@@ -124,6 +135,7 @@ export async function startManager(flags: ServeFlags, log: Logger, extra: Partia
       announce: flags.announce,
       allowPrivateAddrs: flags.lan,
       routeConcurrency: flags.routeConcurrency,
+      contactUrl: flags.contactUrl ?? null,
       ...(flags.lan ? { inboundConnectionThreshold: 1000 } : { nat: MANAGER_NAT }),
       log,
     });
@@ -216,6 +228,7 @@ export function registerServe(program: Command): void {
     .option('--time-scale <x>', 'compress every interval, timeout and delay by x (demos and test networks: 60 makes an hour a minute)', numberArg('--time-scale', 1, MAX_TIME_SCALE), 1)
     .option('--no-spot-checks', 'trust every volunteer: no second crawls, reputations or quarantines (docs/trust.md)')
     .option('--spot-check-min-rate <x>', "check at least this share of every volunteer's tasks, 0..1 (default: the reputation's adaptive rate, 2-7.4 %)", numberArg('--spot-check-min-rate', 0, 1))
+    .option('--contact-url <url>', "the operator's contact page: sent to every volunteer in the manager's signed configuration and put in their User-Agent, so site owners can find who crawls them (default: the project's page)", contactUrlArg)
     .option('--log-level <level>', 'pino log level', 'info')
     .action(async (flags: ServeFlags) => {
       await runServe(flags);

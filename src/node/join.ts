@@ -19,6 +19,7 @@ import { loadTestPlugin } from './test-plugin.js';
 import { formatNatStatus, natNodeService, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
 import { RotatingFile } from './log-file.js';
 import { OwnerControl } from './owner-service.js';
+import { BlockedHosts, blockAwareRunner, blockAwareSink } from './owner-blocks.js';
 import type { PrefsOverrides } from './prefs.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
 
@@ -39,18 +40,6 @@ export function parseRate(v: string): number {
   return n;
 }
 
-function contactUrlArg(v: string): string {
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new InvalidArgumentError('expected an absolute http(s) URL');
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new InvalidArgumentError('expected an http(s) URL');
-  if (u.href.length > 200 || /[\s();]/.test(u.href)) throw new InvalidArgumentError('the URL must be under 200 characters, without spaces, parentheses or semicolons (it goes into a User-Agent comment)');
-  return u.href;
-}
-
 function peerIdArg(v: string): string {
   try {
     return peerIdFromString(v).toString();
@@ -68,7 +57,6 @@ export interface JoinFlags {
   threads?: number;
   queue?: number;
   maxBandwidth?: number;
-  contactUrl?: string;
   cpuBusyAbove?: number;
   runOnBattery?: boolean;
   allowPrivate?: boolean;
@@ -99,7 +87,6 @@ export function registerJoin(program: Command): void {
     .option('--max-bandwidth <rate>', 'total download bandwidth cap, bytes/s (e.g. 500k, 2M; overrides the preference file)', parseRate)
     .option('--cpu-busy-above <percent>', 'pause while other programs use more than this percent of all cores, resuming below min(40, it); 0 = never (overrides the preference file; a demo or test on one machine wants 0)', intArg('--cpu-busy-above', 0, 100))
     .option('--run-on-battery', 'keep crawling on battery (overrides the preference file)')
-    .option('--contact-url <url>', 'contact URL put in the User-Agent, where site owners learn who crawls them (the operator\'s page)', contactUrlArg)
     .option('--allow-private', 'crawl loopback/private addresses (tests, intranets)', false)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only network)', false)
     .option('--first', 'start a new network (no bootstrap peers)', false)
@@ -137,7 +124,19 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     ? pino({ level: flags.logLevel }, logFile)
     : pino({ level: flags.logLevel }, pino.multistream([{ stream: process.stdout, level: flags.logLevel as pino.Level }, { stream: logFile, level: flags.logLevel as pino.Level }]));
   // A bad preference file stops here, with the reason (PrefsError names the key).
-  const owner = new OwnerControl({ dataDir: flags.dataDir, overrides: prefsOverrides(flags), log });
+  // The User-Agent names the operator's contact page once the manager's signed configuration arrived.
+  const operator: { userAgent?: string } = {};
+  const owner = new OwnerControl({
+    dataDir: flags.dataDir,
+    overrides: prefsOverrides(flags),
+    log,
+    manager: flags.manager,
+    onOperatorConfig: (cfg) => {
+      const ua = cfg.contactUrl !== null ? userAgentWithContact(cfg.contactUrl) : undefined;
+      if (ua !== operator.userAgent) log.info({ contactUrl: cfg.contactUrl }, "the operator's contact URL (signed by the manager) goes into the User-Agent");
+      operator.userAgent = ua;
+    },
+  });
   const { key, created, path } = await loadOrCreateIdentity(flags.dataDir);
   log.info({ identity: path, created }, created ? 'created a new identity' : 'loaded identity');
   const plugin = await loadTestPlugin(log);
@@ -162,7 +161,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     node = await VolunteerNode.start({
       privateKey: key,
       manager: flags.manager,
-      createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin(sink) : sink, log, owner),
+      createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin(sink) : sink, log, owner, operator),
       onUploaded: (bytes, result) => owner.noteUpload(bytes, result),
       listen: flags.listen,
       announce: flags.announce,
@@ -213,8 +212,10 @@ function prefsOverrides(flags: JoinFlags): PrefsOverrides {
 }
 
 /** The crawler's TaskManager, loaded on the first task (lazy-runner.ts), under the owner's preferences: threads, queue, bandwidth and block list follow the file while the node runs; every request is counted against the transfer cap. */
-function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner: OwnerControl): TaskRunner {
+function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner: OwnerControl, operator: { userAgent?: string }): TaskRunner {
   const blockList = new OwnerBlockList(owner.prefs.neverFetch);
+  const blocked = new BlockedHosts(blockList);
+  sink = blockAwareSink(sink, blocked);
   let tm: TaskManager | undefined;
   const runner = new LazyRunner({
     capacity: owner.prefs.threads + owner.prefs.queue,
@@ -232,7 +233,10 @@ function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner:
           blockList,
           budget: owner.budget,
           onBudgetSpent: () => owner.budgetSpent(),
-          ...(flags.contactUrl !== undefined ? { userAgent: userAgentWithContact(flags.contactUrl) } : {}),
+          // Read as each task starts (TaskManager copies the thread options per task): the operator's latest.
+          get userAgent() {
+            return operator.userAgent;
+          },
         },
         onError: (err, task) => log.error({ task: task.id, err: String(err) }, 'task error'),
       });
@@ -242,6 +246,7 @@ function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner:
   });
   owner.onPrefs((p) => {
     blockList.update(p.neverFetch);
+    blocked.listChanged();
     runner.setCapacity(p.threads + p.queue);
     tm?.setThreads(p.threads);
     tm?.setQueue(p.queue);
@@ -249,5 +254,5 @@ function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner:
   });
   // A node that must start paused (the owner's pause survived a restart, a cap or a window holds) takes no task even for a moment.
   if (owner.paused) void runner.pause();
-  return runner;
+  return blockAwareRunner(runner, blocked, log);
 }

@@ -222,6 +222,7 @@ export class VolunteerNode {
       privateKey: o.privateKey,
       onAccepted: (order, envelope, task, handover) => {
         this.held.set(task.id, { order, envelope, ...(handover !== undefined ? { handover } : {}) });
+        this.migrated.delete(task.id); // handed on earlier and back again: this node runs it now
         o.log.info({ task: task.id, host: order.host }, 'task accepted');
       },
       log: o.log,
@@ -428,6 +429,10 @@ export class VolunteerNode {
           return;
         }
         this.migrated.add(t.id);
+        // A crawler near this one may forward the order straight back: the
+        // receiver must then treat it as new (a paused node passes it on), not
+        // answer "accepted" for a task it no longer holds.
+        this.receiver.forget(h.order.id);
         let r: RouteResult | undefined;
         try {
           // The new holder gets a hand-over signed by this node (appended to the

@@ -16,6 +16,8 @@ import { ControlServer, type ControlHandler } from './control.js';
 import { Ledger, periodConfig } from './ledger.js';
 import type { NodeService, VolunteerNode } from './node.js';
 import { linuxProbes, type OsProbes } from './os-probe.js';
+import { OwnerReport } from './owner-report.js';
+import type { OperatorConfig } from '../dht/volunteer-state.js';
 import type { OwnerStatus } from './owner-status.js';
 import { describePrefs, prefsPath, setPrefInFile, type Prefs, type PrefsOverrides } from './prefs.js';
 import { PrefsWatcher } from './prefs-watch.js';
@@ -43,6 +45,10 @@ export interface OwnerControlOptions {
   probes?: (windowMs: number) => OsProbes;
   /** Stat poll of the preference file, ms (default 2000). */
   prefsPollMs?: number;
+  /** The manager's peer id: the state is reported to it (running, or paused and why). */
+  manager?: string;
+  /** The operator's configuration, signed by the manager and verified, each time the manager sends it. */
+  onOperatorConfig?: (cfg: OperatorConfig) => void;
 }
 
 /** What the owner's preferences tune in the running crawler. */
@@ -60,6 +66,7 @@ export class OwnerControl {
   private timer: NodeJS.Timeout | undefined;
   private soon: NodeJS.Timeout | undefined;
   private control: ControlServer | undefined;
+  private report: OwnerReport | undefined;
   /** Transitions one at a time: a pause's hand-over completes before a resume. */
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -127,12 +134,23 @@ export class OwnerControl {
         if (this.control.note) this.o.log.warn(this.control.note);
         this.ledger.tick(!this.paused, this.now());
         if (this.paused) await this.transition(this.decision);
+        if (this.o.manager !== undefined) {
+          this.report = new OwnerReport({
+            libp2p: node.libp2p,
+            manager: this.o.manager,
+            state: () => ({ state: this.decision.state, reasons: [...this.decision.reasons], since: Math.floor(this.decision.memory.since) }),
+            onConfig: (cfg) => this.o.onOperatorConfig?.(cfg),
+            log: this.o.log,
+          });
+          this.report.start();
+        }
         this.timer = setInterval(() => void this.tick(), this.o.tickMs ?? 5000);
         this.timer.unref();
         this.o.log.info({ state: this.decision.state, reasons: this.decision.reasons, prefs: describePrefs(this.prefs) }, 'owner control ready');
       },
       stop: async () => {
         this.closed = true;
+        this.report?.stop();
         if (this.timer) clearInterval(this.timer);
         if (this.soon) clearTimeout(this.soon);
         this.watcher.close();
@@ -174,6 +192,7 @@ export class OwnerControl {
     this.ledger.tick(was.state === 'running', this.now());
     if (d.changed || d.reasons.join() !== was.reasons.join()) {
       this.o.log.info({ state: d.state, reasons: d.reasons, details: d.details }, d.state === 'paused' ? 'paused' : 'running');
+      this.report?.changed();
     }
     return d.changed ? this.transition(d) : Promise.resolve();
   }

@@ -144,6 +144,9 @@ describe('dashboard', () => {
       const crawlerRow = page.locator('#crawlers tbody tr', { hasText: '12D3KooWcrawlerForTheDashboard' });
       await crawlerRow.waitFor({ timeout: 30_000 });
       expect(await crawlerRow.locator('td').nth(2).textContent()).toBe('2 of 6 slots busy (1 running, 1 queued)');
+      // Its owner paused it: the row says so, and why.
+      mgr.node.ownerStates.note('12D3KooWcrawlerForTheDashboard', { state: 'paused', reasons: ['cap', 'schedule'], since: Date.now() });
+      await until(page, "[...document.querySelectorAll('#crawlers tbody td')].some((td) => td.textContent === 'paused (cap, schedule)')");
 
       // Charts: the <img>s load an SVG with real size.
       await until(page, CHARTS_LOADED);

@@ -8,6 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Counters } from '../domain/records.js';
 import type { ApiContext } from './routes.js';
 import { trustMetrics } from './trust-metrics.js';
+import type { VolunteerStates } from '../volunteer-states.js';
 
 interface Snapshot {
   channels: number;
@@ -15,6 +16,7 @@ interface Snapshot {
   tasks: { queued: number; issued: number; running: number };
   counters: Counters;
   crawlers: number;
+  owner: ReturnType<VolunteerStates['counts']> | null;
 }
 
 export interface Metrics {
@@ -67,6 +69,16 @@ export function createMetrics(ctx: ApiContext): Metrics {
   counter('volcrawl_group_moves_total', 'Channels moved between priority groups by the estimator.', 'groupMoves');
   counter('volcrawl_recrawl_rounds_total', 'Interval reassignment rounds (IIR/ICR).', 'rounds');
   gauge('volcrawl_crawlers_online', 'Crawlers the manager has heard from and not seen leave.', (x) => x.crawlers);
+  new Gauge({ name: 'volcrawl_volunteers_owner_state', help: "Volunteers by the state their owner's controls set, as last reported (paused ones get no task).", labelNames: ['state'], registers, collect() {
+    const o = snap().owner;
+    this.reset();
+    if (o !== null) for (const state of ['running', 'paused'] as const) this.set({ state }, o[state]);
+  } });
+  new Gauge({ name: 'volcrawl_volunteers_paused', help: 'Paused volunteers by reason (schedule, cap, busy, battery, owner; one volunteer can have several).', labelNames: ['reason'], registers, collect() {
+    const o = snap().owner;
+    this.reset();
+    if (o !== null) for (const [reason, v] of Object.entries(o.reasons)) this.set({ reason }, v);
+  } });
   trustMetrics(registers, ctx);
 
   return {
@@ -75,7 +87,7 @@ export function createMetrics(ctx: ApiContext): Metrics {
       const m = ctx.manager;
       const t = await m.reporting.taskSummary();
       // Read once per scrape: formula (5) and the queued count take a pass (kept while fresh: reporting.ts).
-      s = { channels: m.sched.size, groups: await m.reporting.groups(), tasks: { queued: t.queued, issued: t.issued, running: t.running }, counters: { ...m.counters }, crawlers: ctx.node?.crawlers().length ?? 0 };
+      s = { channels: m.sched.size, groups: await m.reporting.groups(), tasks: { queued: t.queued, issued: t.issued, running: t.running }, counters: { ...m.counters }, crawlers: ctx.node?.crawlers().length ?? 0, owner: ctx.node?.ownerStates?.counts() ?? null };
       return registry.metrics();
     },
   };

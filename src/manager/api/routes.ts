@@ -8,10 +8,11 @@ import type { Manager } from '../manager.js';
 import type { ManagerNode } from '../network.js';
 import type { Route, RouteRequest } from './router.js';
 import { volunteerRoutes } from './volunteer-routes.js';
-import type { CandidatesView, ChannelListView, ChannelView, ContentView, CrawlersView, DeletedView, GroupsView, ImportView, StatusView, TasksView } from './views.js';
+import type { VolunteerState } from '../volunteer-states.js';
+import type { CandidatesView, CrawlerView, ChannelListView, ChannelView, ContentView, CrawlersView, DeletedView, GroupsView, ImportView, StatusView, TasksView } from './views.js';
 
 /** What the API reads besides the manager: the libp2p node, when there is one. */
-export type NodeView = Pick<ManagerNode, 'peerId' | 'multiaddrs' | 'crawlers'>;
+export type NodeView = Pick<ManagerNode, 'peerId' | 'multiaddrs' | 'crawlers'> & Partial<Pick<ManagerNode, 'ownerStates'>>;
 
 export interface ApiContext {
   manager: Manager;
@@ -95,14 +96,16 @@ export function apiRoutes(ctx: ApiContext): Route[] {
       return ok<ContentView>({ channel: params.id!, pages });
     }),
     r('GET', '/api/crawlers', async () => {
+      const states = node()?.ownerStates;
       const list = (node()?.crawlers() ?? []).map((p) => ({
         id: p.id,
         coord: p.coord !== undefined ? { vec: Array.from(p.coord.vec), height: p.coord.height, error: p.coord.error } : null,
         load: p.load ?? null,
         rttMs: p.rttMs ?? null,
         lastSeenSecondsAgo: (performance.now() - p.seenAt) / 1000,
+        owner: ownerView(states?.get(p.id) ?? null),
       }));
-      return ok<CrawlersView>({ online: list.length, crawlers: list });
+      return ok<CrawlersView>({ online: list.length, paused: list.filter((c) => c.owner?.state === 'paused').length, crawlers: list });
     }),
     r('GET', '/api/tasks', async ({ query }) => {
       const state = enumParam(query, 'state', ['queued', 'issued', 'running', 'failed'] as const, 'state must be queued, issued, running or failed');
@@ -136,6 +139,11 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     r('POST', '/api/candidates/reject', async ({ req }) => ok(await m.candidates.reject(candidateBody(await readJson(req)).origin))),
     ...volunteerRoutes(ctx),
   ];
+}
+
+/** A volunteer's state as its owner's controls set it; null until it reported one. */
+function ownerView(s: VolunteerState | null): CrawlerView['owner'] {
+  return s === null ? null : { state: s.state, reasons: s.reasons, since: s.since, reportedSecondsAgo: Math.max(0, (Date.now() - s.reportedAt) / 1000) };
 }
 
 async function updateChannel(m: Manager, id: string, req: RouteRequest['req']) {

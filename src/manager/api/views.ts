@@ -3,6 +3,7 @@
 // change of shape fails the type check on both sides.
 import type { Load } from '../../dht/peers.js';
 import type { WireCoord } from '../../dht/signing.js';
+import type { OwnerPauseReason } from '../../dht/volunteer-state.js';
 import type { RoundReport, StrategyName } from '../../recrawl/index.js';
 import type { Channel, RecrawlHistoryRecord } from '../domain/channel.js';
 import type { Candidate, Counters, TaskRecord } from '../domain/records.js';
@@ -65,11 +66,15 @@ export interface CrawlerView {
   load: Load | null;
   rttMs: number | null;
   lastSeenSecondsAgo: number;
+  /** What the volunteer's owner lets it do, as it last reported (null: no report yet). Paused ones get no task. */
+  owner: { state: 'running' | 'paused'; reasons: OwnerPauseReason[]; since: number; reportedSecondsAgo: number } | null;
 }
 
 /** GET /api/crawlers */
 export interface CrawlersView {
   online: number;
+  /** Of those online, paused by their owner's controls. */
+  paused: number;
   crawlers: CrawlerView[];
 }
 

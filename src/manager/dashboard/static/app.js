@@ -80,13 +80,19 @@ function msg(id, text, ok) {
   p.className = `msg ${ok ? 'ok' : 'error'}`;
 }
 
+// What the volunteer's owner lets it do: "running", or "paused (cap, schedule)"; "–" until it reported.
+function fmtOwner(o) {
+  if (!o) return '–';
+  return o.state === 'paused' ? `paused (${o.reasons.join(', ') || 'unknown'})` : 'running';
+}
+
 let editing = null;
 let contentOf = null;
 
 async function refreshSummary() {
   const [status, groups, tasks, crawlers, series, vols] = await Promise.all([api('/api/status'), api('/api/groups'), api('/api/tasks?state=failed&limit=10'), api('/api/crawlers'), api('/dashboard/series'), api('/api/volunteers')]);
   $('peer').textContent = status.peerId ? `peer ${status.peerId}` : '';
-  $('c-crawlers').textContent = String(crawlers.online);
+  $('c-crawlers').textContent = crawlers.paused > 0 ? `${crawlers.online} (${crawlers.paused} paused)` : String(crawlers.online);
   $('c-channels').textContent = String(status.channels);
   $('c-queued').textContent = String(tasks.queued);
   $('c-running').textContent = String(tasks.issued + tasks.running);
@@ -107,7 +113,7 @@ async function refreshSummary() {
   );
   fill(
     $('crawlers'),
-    crawlers.crawlers.map((c) => el('tr', {}, el('td', {}, c.id), el('td', {}, c.coord ? c.coord.vec.map((x) => x.toFixed(1)).join(', ') : '–'), el('td', {}, fmtLoad(c.load)), el('td', {}, c.rttMs === null ? '–' : `${fmt(c.rttMs, 1)} ms`), el('td', {}, `${fmt(c.lastSeenSecondsAgo, 0)} s ago`))),
+    crawlers.crawlers.map((c) => el('tr', {}, el('td', {}, c.id), el('td', {}, c.coord ? c.coord.vec.map((x) => x.toFixed(1)).join(', ') : '–'), el('td', {}, fmtLoad(c.load)), el('td', {}, c.rttMs === null ? '–' : `${fmt(c.rttMs, 1)} ms`), el('td', {}, `${fmt(c.lastSeenSecondsAgo, 0)} s ago`), el('td', {}, fmtOwner(c.owner)))),
   );
   $('trust').textContent = `${Object.entries(vols.statuses).map(([k, n]) => `${n} ${k}`).join(', ')}; verification overhead ${fmt(vols.verificationOverhead * 100, 1)} %`;
   fill(

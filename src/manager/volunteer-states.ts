@@ -1,0 +1,55 @@
+// What each volunteer's owner lets it do, as the volunteer last reported it
+// (src/dht/volunteer-state.ts): running, or paused and why (schedule, cap,
+// busy, battery, owner). Kept per peer id in memory — a volunteer reports on
+// every change and on every (re)connection, so a restarted manager learns the
+// states again within one manager-link check. Routing leaves paused
+// volunteers out (a paused node also withdraws its cell announcements, but a
+// router's cached cell answer can name it for a while); the API, /metrics and
+// the dashboard show the states.
+import type { OwnerPauseReason, StateReport } from '../dht/volunteer-state.js';
+
+export interface VolunteerState extends StateReport {
+  /** Manager's clock when the report arrived, epoch ms. */
+  reportedAt: number;
+}
+
+/** Identities kept at most (the oldest report is dropped beyond it). */
+const MAX_VOLUNTEERS = 100_000;
+
+export class VolunteerStates {
+  private readonly states = new Map<string, VolunteerState>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  note(peer: string, report: StateReport): void {
+    this.states.delete(peer); // re-inserted last: the map stays in report order
+    this.states.set(peer, { ...report, reportedAt: this.now() });
+    if (this.states.size > MAX_VOLUNTEERS) this.states.delete(this.states.keys().next().value!);
+  }
+
+  get(peer: string): VolunteerState | null {
+    return this.states.get(peer) ?? null;
+  }
+
+  /** Volunteers whose last report says paused: routing skips them. */
+  paused(): Set<string> {
+    const out = new Set<string>();
+    for (const [id, s] of this.states) if (s.state === 'paused') out.add(id);
+    return out;
+  }
+
+  /** Paused volunteers per reason (a volunteer paused for two reasons counts under both), and running ones. */
+  counts(): { running: number; paused: number; reasons: Record<OwnerPauseReason, number> } {
+    const reasons: Record<OwnerPauseReason, number> = { owner: 0, cap: 0, schedule: 0, battery: 0, busy: 0 };
+    let running = 0;
+    let paused = 0;
+    for (const s of this.states.values()) {
+      if (s.state === 'running') running++;
+      else {
+        paused++;
+        for (const r of s.reasons) reasons[r]++;
+      }
+    }
+    return { running, paused, reasons };
+  }
+}

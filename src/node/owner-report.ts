@@ -1,0 +1,78 @@
+// Tells the manager what the owner lets this volunteer do (running, or paused
+// and why), over /volcrawl/volunteer-state (src/dht/volunteer-state.ts): at
+// start, on every change, and whenever the connection to the manager comes
+// back (a restarted manager learns every state again). The manager answers
+// with the operator's signed configuration; once verified, its contact URL
+// goes into this volunteer's User-Agent. One report in flight at a time; a
+// change while one is in flight sends the newest state after it.
+import type { Logger } from 'pino';
+import type { PeerId } from '@libp2p/interface';
+import type { VolcrawlLibp2p } from '../dht/libp2p.js';
+import { reportState, type OperatorConfig, type StateReport } from '../dht/volunteer-state.js';
+
+export interface OwnerReportOptions {
+  libp2p: VolcrawlLibp2p;
+  manager: string;
+  state: () => StateReport;
+  onConfig: (cfg: OperatorConfig) => void;
+  /** A failed report is tried again after this long while the manager stays connected, ms (default 10 000). */
+  retryMs?: number;
+  log: Logger;
+}
+
+export class OwnerReport {
+  private sending = false;
+  private again = false;
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly onConnect = (e: CustomEvent<PeerId>) => {
+    if (e.detail.toString() === this.o.manager) this.changed();
+  };
+
+  constructor(private readonly o: OwnerReportOptions) {}
+
+  start(): void {
+    this.o.libp2p.addEventListener('peer:connect', this.onConnect);
+    this.changed();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.o.libp2p.removeEventListener('peer:connect', this.onConnect);
+    if (this.retry !== undefined) clearTimeout(this.retry);
+  }
+
+  /** The state changed (or the manager is back): report it. */
+  changed(): void {
+    if (this.stopped) return;
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    void this.send();
+  }
+
+  private async send(): Promise<void> {
+    this.sending = true;
+    const report = this.o.state();
+    try {
+      const cfg = await reportState(this.o.libp2p, this.o.manager, report);
+      this.o.log.debug({ state: report.state, reasons: report.reasons }, 'state reported to the manager');
+      this.o.onConfig(cfg);
+    } catch (err) {
+      this.o.log.debug({ err: String(err) }, 'could not report the state to the manager');
+      // Not connected: the next connection reports. Connected: try again later.
+      if (!this.stopped && this.o.libp2p.getConnections().some((c) => c.remotePeer.toString() === this.o.manager)) {
+        if (this.retry !== undefined) clearTimeout(this.retry);
+        this.retry = setTimeout(() => this.changed(), this.o.retryMs ?? 10_000);
+        this.retry.unref();
+      }
+    } finally {
+      this.sending = false;
+      if (this.again) {
+        this.again = false;
+        this.changed();
+      }
+    }
+  }
+}
