@@ -19,16 +19,15 @@
 //   blockedFetches  requests to the blocked site from the block-list volunteer [0]
 //   tasksIssued, tasksEndedOnce, tasksLost [0]  (the manager's counters; tasks
 //            still in flight at the end are given as tasksInFlightAtEnd)
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { DEFAULT_LIMITS } from '../src/crawler/limits.js';
 import { controlRequest } from '../src/node/control.js';
 import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../testbed/processes.js';
-import { TestWeb, type Site, type SiteSpec } from '../testbed/web/testweb.js';
+import { trackFetches } from '../testbed/fetch-owner.js';
+import { TestWeb, type SiteSpec } from '../testbed/web/testweb.js';
 
 const int = (v: string) => parseInt(v, 10);
 const program = new Command('bench:volunteer')
@@ -48,70 +47,6 @@ const say = (s: string) => process.stderr.write(`${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CONTACT_URL = 'https://operator.example/volcrawl-bench';
 const BLOCKED_ADDR = '127.0.1.250';
-
-// --- which process sent a request: the client socket's inode in /proc/net/tcp, then /proc/<pid>/fd ---
-
-/** The inode of the loopback TCP socket whose local port is `clientPort` and remote port `serverPort`. */
-function socketInode(clientPort: number, serverPort: number): string | null {
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 10) continue;
-      const local = parseInt(f[1]!.split(':')[1]!, 16);
-      const remote = parseInt(f[2]!.split(':')[1]!, 16);
-      if (local === clientPort && remote === serverPort) return f[9]!;
-    }
-  }
-  return null;
-}
-
-function pidOwning(inode: string, pids: number[]): number | null {
-  const want = `socket:[${inode}]`;
-  for (const pid of pids) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === want) return pid;
-      } catch {
-        // closed meanwhile
-      }
-    }
-  }
-  return null;
-}
-
-interface Fetch {
-  site: string;
-  pid: number | null;
-  at: number;
-  userAgent: string;
-}
-
-/** Records every request the test web answers, with the volunteer process it came from. */
-function trackFetches(web: TestWeb, pids: () => number[]): Fetch[] {
-  const fetches: Fetch[] = [];
-  const owner = new WeakMap<Socket, number | null>();
-  for (const name of web.siteNames) {
-    const site: Site = web.site(name);
-    site.server.on('connection', (sock: Socket) => {
-      const inode = sock.remotePort !== undefined ? socketInode(sock.remotePort, site.port) : null;
-      owner.set(sock, inode !== null ? pidOwning(inode, pids()) : null);
-    });
-    site.server.on('request', (req: IncomingMessage) => fetches.push({ site: name, pid: owner.get(req.socket) ?? null, at: Date.now(), userAgent: req.headers['user-agent'] ?? '' }));
-  }
-  return fetches;
-}
 
 // --- the volunteers' owner side, over the control socket as `volunteer-crawler status|pause|resume` talk to it ---
 

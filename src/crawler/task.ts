@@ -384,3 +384,42 @@ export interface TaskLoad {
   queued: number;
   free: number;
 }
+
+/** All-zero statistics: a fresh thread's, and a cancelled task's report. */
+export function emptyStats(): TaskStats {
+  return {
+    pagesFetched: 0,
+    pagesChanged: 0,
+    pagesUnchanged: 0,
+    pagesNotModified: 0,
+    pagesFailed: 0,
+    requests: 0,
+    bytes: 0,
+    downloadMs: 0,
+    rttMs: null,
+    crawlDelayMs: 0,
+    urlsDiscovered: 0,
+    urlsSpilled: 0,
+  };
+}
+
+/** A final result with no pages: what a task reports when it never ran
+ * (cancelled while queued) or, in tests, a stand-in for a crawl. */
+export function emptyResult(task: Task, status: TaskResult['status'], startedAt: number, finishedAt: number): TaskResult {
+  return {
+    taskId: task.id,
+    channel: task.scope,
+    part: 0,
+    final: true,
+    status,
+    startedAt,
+    finishedAt,
+    pages: [],
+    validators: [],
+    newDigests: [],
+    interSiteUrls: [],
+    outcomes: {},
+    errors: [],
+    stats: emptyStats(),
+  };
+}

@@ -10,7 +10,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import { VivaldiNode, type VivaldiOptions } from '../coords/index.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
-import { parseTask } from '../crawler/task.js';
+import { emptyResult, parseTask } from '../crawler/task.js';
 import { ConnectionTrimmer } from '../dht/connection-trim.js';
 import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { ManagerLink } from './manager-link.js';
@@ -161,6 +161,8 @@ export class VolunteerNode {
   private readonly o: VolunteerNodeOptions;
   private readonly held = new Map<string, Held>();
   private readonly migrated = new Set<string>();
+  /** Tasks no crawler took on pause or leave, being reported back to the manager. */
+  private readonly givenBack = new Set<string>();
   private readonly uploads = new Set<Promise<void>>();
   private draining = false;
   private stopped = false;
@@ -325,8 +327,9 @@ export class VolunteerNode {
   }
 
   private async doUpload(result: TaskResult): Promise<void> {
-    if (this.migrated.has(result.taskId)) return; // completed elsewhere
-    if (this.draining && result.status === 'cancelled') return; // aborted for migration
+    const back = this.givenBack.has(result.taskId);
+    if (this.migrated.has(result.taskId) && !back) return; // completed elsewhere
+    if (this.draining && result.status === 'cancelled' && !back) return; // aborted for migration
     const h = this.held.get(result.taskId);
     if (h === undefined) {
       this.o.log.warn({ task: result.taskId }, 'result for a task this node does not hold; dropped');
@@ -451,8 +454,17 @@ export class VolunteerNode {
           this.o.log.info({ task: t.id, to: r.by }, 'task migrated');
         } else {
           lost.push(t.id);
+          // Told to the manager at once (a task ended 'cancelled' is failed and
+          // reissued), instead of being left to its deadline.
+          this.givenBack.add(t.id);
+          const now = Date.now();
+          const ok = await this.upload({ ...emptyResult(t, 'cancelled', now, now), reason: `the volunteer stepped aside and no crawler nearby took the task (${r?.status ?? 'error'})` }).then(
+            () => true,
+            () => false,
+          );
+          this.givenBack.delete(t.id);
           this.held.delete(t.id);
-          this.o.log.warn({ task: t.id, status: r?.status }, 'task could not be migrated; the manager will reissue it');
+          this.o.log.warn({ task: t.id, status: r?.status, toldManager: ok }, ok ? 'task could not be migrated; given back to the manager' : 'task could not be migrated; the manager will reissue it after its deadline');
         }
       }),
     );
