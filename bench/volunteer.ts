@@ -118,8 +118,8 @@ async function main(): Promise<void> {
       await sleep(200);
     }
     pauseAt = Date.now();
-    await controlRequest(dirs.pause!, { cmd: 'pause' });
-    say(`pause asked at ${((pauseAt - started) / 1000).toFixed(1)} s (answered in ${Date.now() - pauseAt} ms)`);
+    // The node answers once its tasks are handed on (≤ 5 s); the manager's view is watched meanwhile.
+    const answered = controlRequest(dirs.pause!, { cmd: 'pause' }).then(() => say(`pause asked at ${((pauseAt! - started) / 1000).toFixed(1)} s (answered in ${Date.now() - pauseAt!} ms)`));
     // The manager's view: the paused volunteer, and why.
     let managerSawPauseMs: number | null = null;
     while (Date.now() - pauseAt < opts.pauseSeconds * 1000) {
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
       }
       await sleep(100);
     }
+    await answered;
     const paused = await ownerStatus(dirs.pause!);
     resumeAt = Date.now();
     await controlRequest(dirs.pause!, { cmd: 'resume' });

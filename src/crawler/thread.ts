@@ -19,7 +19,6 @@ import { fetchRobots, type RobotsRules } from './robots.js';
 import { resolveHost, type OwnerBlockList } from './safety.js';
 import { Spool } from './spool.js';
 import {
-  emptyResult,
   emptyStats,
   inScope,
   type KnownPage,
