@@ -27,9 +27,11 @@ const dist = join(root, 'dist');
 const SOURCES = ['src', 'sim', 'testbed'];
 /** Runtime data copied as it is. */
 const DATA = ['data'];
+/** Documentation the running program points at (the volunteer's systemd unit names docs/volunteer.md), copied to the same path under dist/. */
+const SHIPPED_DOCS = ['docs/volunteer.md'];
 const STAMP = join(dist, '.build-stamp');
 /** Files outside SOURCES and DATA whose change changes the build. */
-const CONFIG = ['tsconfig.json', 'tsconfig.build.json', 'bin/build.js'];
+const CONFIG = ['tsconfig.json', 'tsconfig.build.json', 'bin/build.js', ...SHIPPED_DOCS];
 
 function* files(dir) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -88,6 +90,7 @@ for (const dir of SOURCES) {
   }
 }
 for (const dir of DATA) cpSync(join(root, dir), join(dist, dir), { recursive: true });
+for (const f of SHIPPED_DOCS) cpSync(join(root, f), join(dist, f));
 const esbuild = await import('esbuild');
 // The WARC writer starts its worker from a file next to its own module
 // (new URL('./worker.js', import.meta.url)): the worker is bundled as an entry

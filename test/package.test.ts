@@ -48,7 +48,7 @@ describe('the packed tarball', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds the compiled executables, the dashboard files and the latency dataset, and no sources or tests', () => {
-    for (const f of ['dist/bin/volunteer-crawler.js', 'dist/src/manager/cli.js', 'dist/sim/cli.js', 'dist/data/latency/planetlab490/PlanetLabData_1']) {
+    for (const f of ['dist/bin/volunteer-crawler.js', 'dist/src/manager/cli.js', 'dist/sim/cli.js', 'dist/data/latency/planetlab490/PlanetLabData_1', 'dist/docs/volunteer.md']) {
       expect(files).toContain(f);
     }
     expect(files.some((f) => /^dist\/src\/manager\/dashboard\/static\/.+\.html$/.test(f))).toBe(true);
