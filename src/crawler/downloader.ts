@@ -11,6 +11,7 @@ import { Client, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { TokenBucket } from './bandwidth.js';
 import type { CrawlLimits } from './limits.js';
 import { checkLiteralHost, PrivateAddressError, safeLookup, type OwnerBlockList } from './safety.js';
+import { countingConnector, SocketBytes } from './socket-bytes.js';
 import type { Outcome } from './task.js';
 import type { Exchange } from './warc/exchange.js';
 
@@ -85,6 +86,8 @@ export class Downloader {
   private closed = false;
   requests = 0;
   wireBytes = 0;
+  /** What the connections moved, as the OS counts it (heads, bodies as sent, TLS): the owner's transfer cap counts this. */
+  readonly socketBytes = new SocketBytes();
   minTtfbMs: number | null = null;
 
   constructor(
@@ -115,7 +118,7 @@ export class Downloader {
     const l = opts.limits;
     this.client = new Client(origin, {
       pipelining: 1,
-      connect: { lookup: safeLookup(opts.allowPrivate, opts.blockList), timeout: l.connectTimeoutMs },
+      connect: countingConnector({ lookup: safeLookup(opts.allowPrivate, opts.blockList), timeout: l.connectTimeoutMs }, this.socketBytes),
       headersTimeout: l.headersTimeoutMs,
       bodyTimeout: l.bodyTimeoutMs,
       keepAliveTimeout: 30_000,

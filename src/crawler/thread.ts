@@ -88,10 +88,6 @@ const HTML_TYPES = /^(text\/html|application\/xhtml\+xml)\b/i;
 /** A 2xx that is not HTML is not read (one function for all requests, not a closure per request). */
 const htmlOnly = (status: number, h: Record<string, string>): Outcome | null => (status >= 200 && status < 300 && !HTML_TYPES.test(h['content-type'] ?? 'text/html') ? 'not-html' : null);
 const CONSECUTIVE_FAILURES_LIMIT = 10;
-/** Typical sizes of a request's and a response's head on the wire (the downloader counts bodies): the ledger's estimate of what the OS moves besides them. */
-const REQUEST_HEAD_BYTES = 400;
-const RESPONSE_HEAD_BYTES = 400;
-
 export { emptyResult, emptyStats } from './task.js';
 
 /** Runs one task to completion and uploads its result through the sink. */
@@ -357,16 +353,15 @@ class TaskThread {
     }
   }
 
-  /** Runs one request against its reservation and settles what it moved: the body as counted on the wire, the request and response heads as estimated. */
+  /** Runs one request against its reservation and settles what its connection moved, as the OS counts it (socket-bytes.ts: heads, bodies as sent, TLS). One request at a time per connection, so the difference is this request's (a new connection's handshake included). */
   private async metered<T>(room: { settle(down: number, up?: number): void }, fetch: () => Promise<T>): Promise<T> {
-    const dl = this.dl as Downloader;
-    const body0 = dl.wireBytes;
-    const req0 = dl.requests;
+    const sock = (this.dl as Downloader).socketBytes;
+    const read0 = sock.read;
+    const written0 = sock.written;
     try {
       return await fetch();
     } finally {
-      const requests = dl.requests - req0;
-      room.settle(dl.wireBytes - body0 + requests * RESPONSE_HEAD_BYTES, requests * REQUEST_HEAD_BYTES);
+      room.settle(sock.read - read0, sock.written - written0);
     }
   }
 
