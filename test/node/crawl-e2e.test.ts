@@ -76,4 +76,28 @@ describe('real crawler on the test web', () => {
     const r3 = await sendTask(net.manager.libp2p, node.peerId, third.envelope);
     expect(r3).toMatchObject({ status: 'accepted', by: node.peerId });
   }, 400_000);
+
+  it('a task no crawler has room for on pause goes back to its storage node at once, ended cancelled with the reason', async () => {
+    const site = web.site('site');
+    const origin = site.origin;
+    const node = net.nodes[2]!;
+    const others = [net.nodes[1]!, net.nodes[3]!];
+    await Promise.all(others.map((n) => n.takeTasks(false))); // nobody else has room
+    try {
+      const o = await net.order(net.hosts[0]!, { task: { id: 'back-1', scope: { origin, pathPrefixes: ['/'] }, seeds: [`${origin}/`], maxDepth: 4, delayMs: 250, deadline: Date.now() + 600_000 }, coord: false });
+      expect((await sendTask(net.manager.libp2p, node.peerId, o.envelope)).status).toBe('accepted');
+      const before = site.stats.requests;
+      await waitFor(() => site.stats.requests >= before + 2, 60_000, 'the crawl to start');
+      const { migrated, lost } = await node.takeTasks(false);
+      expect(migrated).toEqual([]);
+      expect(lost).toEqual([o.order.id]);
+      // Not left to the deadline: one final result, from the holder, saying why.
+      const finals = net.uploads.filter((u) => u.result.taskId === o.order.id && u.result.final);
+      expect(finals).toHaveLength(1);
+      expect(finals[0]!.crawler).toBe(node.peerId);
+      expect(finals[0]!.result).toMatchObject({ status: 'cancelled', reason: expect.stringMatching(/no crawler nearby took the task/) });
+    } finally {
+      await Promise.all([node, ...others].map((n) => n.takeTasks(true)));
+    }
+  }, 400_000);
 });
