@@ -36,7 +36,8 @@ function liveError(): number {
   return embeddingError(coords, net.matrix, net.index).median;
 }
 
-const done = (id: string) => net.uploads.find((u) => u.result.taskId === id && u.result.final);
+// A task given back unfinished ends 'cancelled': that is not done.
+const done = (id: string) => net.uploads.find((u) => u.result.taskId === id && u.result.final && u.result.status !== 'cancelled');
 
 // The placement policy may choose any crawler with room, including the three
 // test-specific ones that hold their tasks and never upload (random peer IDs
