@@ -169,7 +169,15 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
       allowPrivateAddrs: flags.lan === true,
       nat: volunteerNatOptions(flags),
       services: (n) => {
-        nat = natNodeService(n.libp2p, bootstrap, log);
+        nat = natNodeService(n.libp2p, bootstrap, log, {
+          // The crawlers announced around our coordinate (the lookup also learns their coordinates), those marked down included: a NATed one fails the lookup's query over a relay.
+          nearby: async () => {
+            await n.router.lookup(n.vivaldi.coord).catch(() => undefined);
+            return n.peers.all().filter((p) => p.crawler).map((p) => p.id);
+          },
+          dial: (peer, opts) => n.libp2p.dial(peer, opts),
+          getConnections: (peer) => n.libp2p.getConnections(peer),
+        });
         return [...(nat !== undefined ? [nat] : []), owner.service(n)];
       },
       maxConnections: flags.maxConnections,

@@ -8,6 +8,8 @@
 import type { Logger } from 'pino';
 import type { Command } from 'commander';
 import { multiaddr } from '@multiformats/multiaddr';
+import { peerIdFromString } from '@libp2p/peer-id';
+import type { Connection, PeerId } from '@libp2p/interface';
 import { VOLUNTEER_RELAY_LIMITS, type NatOptions } from '../dht/nat.js';
 import type { HolePunch, PunchFailure, PunchMapping, PunchSuccess } from '../dht/holepunch/index.js';
 import type { Reachability, ReachabilityService } from '../dht/reachability.js';
@@ -19,7 +21,22 @@ export interface NatServiceOptions {
   dht: { setMode(mode: 'client' | 'server'): Promise<void>; getMode(): 'client' | 'server' };
   /** Peers that report the hole punch port's public mapping: TCP multiaddrs with /p2p/ (the bootstrap peers). */
   observers: string[];
+  /** Meeting neighbours behind NAT (see `meet`); without it the node only punches when someone dials it over a relay. */
+  meet?: MeetOptions;
   log: Logger;
+}
+
+/** How a NATed node meets the crawlers near it (which are likely NATed too). */
+export interface MeetOptions {
+  /** Crawlers near this node's coordinate (a cell lookup around it), ids. */
+  nearby(): Promise<string[]>;
+  /** libp2p: open a connection (a relayed one when the peer has only relay addresses) and list ours. */
+  dial(peer: PeerId, options: { signal: AbortSignal }): Promise<Connection>;
+  getConnections(peer: PeerId): Connection[];
+  /** Gap between rounds, ms (default 60 s; the first round 10 s after the node became relayed). */
+  everyMs?: number;
+  /** Peers dialled per round (default 3). */
+  perRound?: number;
 }
 
 export interface NatStatus {
@@ -51,6 +68,12 @@ export class NatService {
     if (e.detail.final) this.o.log.info({ peer: e.detail.peer, role: e.detail.role, reason: e.detail.reason }, 'hole punch failed: staying on the relay');
   };
 
+  private meetTimer: ReturnType<typeof setTimeout> | undefined;
+  private meeting = false;
+  private running = false;
+  /** Relayed dials made to meet neighbours (a status figure). */
+  private met = 0;
+
   constructor(private readonly o: NatServiceOptions) {}
 
   async start(): Promise<void> {
@@ -60,10 +83,13 @@ export class NatService {
     this.o.holePunch?.addEventListener('punch:failure', this.onPunchFailure);
     this.o.holePunch?.addEventListener('mapping:change', this.onMapping);
     this.o.reachability.addEventListener('change', this.onChange);
+    this.running = true;
     await this.apply(this.o.reachability.current());
   }
 
   stop(): void {
+    this.running = false;
+    clearTimeout(this.meetTimer);
     this.o.reachability.removeEventListener('change', this.onChange);
     this.o.holePunch?.removeEventListener('punch:success', this.onPunch);
     this.o.holePunch?.removeEventListener('punch:failure', this.onPunchFailure);
@@ -82,6 +108,55 @@ export class NatService {
     const mode = dialable ? 'server' : 'client';
     if (this.o.dht.getMode() !== mode) await this.o.dht.setMode(mode).catch((err: unknown) => this.o.log.warn({ err: String(err) }, 'could not switch the DHT mode'));
     this.o.log.info({ reachability: r.state, direct: r.direct, relays: r.relays, dht: mode }, `reachability: ${describe(r)}`);
+    if (r.state === 'relayed' && this.meetTimer === undefined) this.scheduleMeet(10_000);
+  }
+
+  private scheduleMeet(ms: number): void {
+    if (!this.running || this.o.meet === undefined) return;
+    this.meetTimer = setTimeout(() => void this.meetRound().finally(() => this.scheduleMeet(this.o.meet?.everyMs ?? 60_000)), ms);
+    this.meetTimer.unref?.();
+  }
+
+  /**
+   * Two NATed volunteers never meet by themselves: both are DHT clients, and
+   * each only connects to the peers it bootstrapped from. So, while this node
+   * is reachable only through relays and its NAT lets a punch pass, it looks
+   * up the crawlers announced near its coordinate — its natural neighbours, for
+   * probing and for tasks it hands on — and dials a few it has no direct
+   * connection to. A NATed one is reached over a relay, and being that
+   * connection's inbound side it starts the hole punch; after it, probes and
+   * tasks take the direct connection.
+   */
+  async meetRound(): Promise<number> {
+    const m = this.o.meet;
+    if (m === undefined || this.meeting || !this.running) return 0;
+    if (this.o.reachability.current().state !== 'relayed' || this.o.holePunch?.stats().natType === 'symmetric') return 0;
+    this.meeting = true;
+    let dialled = 0;
+    try {
+      const ids = await m.nearby().catch(() => [] as string[]);
+      for (const id of ids) {
+        if (dialled >= (m.perRound ?? 3) || !this.running) break;
+        let peer: PeerId;
+        try {
+          peer = peerIdFromString(id);
+        } catch {
+          continue;
+        }
+        if (m.getConnections(peer).some((c) => c.status === 'open' && c.limits === undefined)) continue;
+        dialled++;
+        try {
+          const c = await m.dial(peer, { signal: AbortSignal.timeout(20_000) });
+          this.met++;
+          this.o.log.debug({ peer: id, relayed: c.limits !== undefined }, 'dialled a nearby crawler to meet it');
+        } catch (err) {
+          this.o.log.debug({ peer: id, err: String(err) }, 'could not dial a nearby crawler');
+        }
+      }
+    } finally {
+      this.meeting = false;
+    }
+    return dialled;
   }
 }
 
@@ -127,10 +202,10 @@ export interface NatCapableLibp2p {
 }
 
 /** The node service for a stack built with NAT options (undefined for a LAN node). */
-export function natNodeService(libp2p: NatCapableLibp2p, bootstrap: string[], log: Logger): NatService | undefined {
+export function natNodeService(libp2p: NatCapableLibp2p, bootstrap: string[], log: Logger, meet?: MeetOptions): NatService | undefined {
   const reachability = libp2p.services.reachability;
   if (reachability === undefined) return undefined;
-  return new NatService({ reachability, holePunch: libp2p.services.holePunch, dht: libp2p.services.dht, observers: bootstrap, log });
+  return new NatService({ reachability, holePunch: libp2p.services.holePunch, dht: libp2p.services.dht, observers: bootstrap, log, ...(meet !== undefined ? { meet } : {}) });
 }
 
 /** One short field for the status line. */

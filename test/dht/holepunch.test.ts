@@ -18,6 +18,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import type { PeerId } from '@libp2p/interface';
 import { isPeerIdMismatch, upgradeSocket } from '../../src/dht/holepunch/upgrade.js';
+import { askWitness } from '../../src/dht/holepunch/observed-addr.js';
 import type { HolePunchComponents } from '../../src/dht/holepunch/index.js';
 import { createPunchNode, type PunchNode } from '../../testbed/nat/holepunch/node.js';
 
@@ -125,6 +126,21 @@ describe('the coordination exchange', () => {
     }
   });
 
+  it("a target no observer witnesses (not where the peer's own punch port is seen) stops both sides before any connect", async () => {
+    const [out, inb] = await streamPair();
+    const asked: unknown[] = [];
+    const no = async (t: unknown) => (asked.push(t), false);
+    const [c, r] = await Promise.all([reason(coordinate(out, { mapping: A, nat: 'cone' }, { ...opts, witness: no })), reason(respond(inb, () => ({ mapping: B, nat: 'cone' }), { ...opts, witness: no }))]);
+    expect([c, r]).toEqual(['unwitnessed', 'unwitnessed']);
+    // Each side checked the other's offer: where its own SYNs would go.
+    expect(asked).toHaveLength(2);
+    expect(asked).toEqual(expect.arrayContaining([A, B]));
+    const [out2, inb2] = await streamPair();
+    const yes = async () => true;
+    const [c2, r2] = await Promise.all([coordinate(out2, { mapping: A, nat: 'cone' }, { ...opts, witness: yes }), respond(inb2, () => ({ mapping: B, nat: 'cone' }), { ...opts, witness: yes })]);
+    expect([c2.target, r2.target]).toEqual([B, A]);
+  });
+
   it('a responder that never answers fails the coordination at its deadline', async () => {
     const [out] = await streamPair();
     expect(await reason(coordinate(out, { mapping: A, nat: 'cone' }, { ...opts, timeoutMs: 300 }))).toBe('coordination-failed');
@@ -146,6 +162,17 @@ describe('the punch port and the upgrade on loopback (real libp2p nodes)', () =>
       expect(hp.mapping().observations.map((o) => o.observer).sort()).toEqual([o1.peerId.toString(), o2.peerId.toString()].sort());
       // The punch port is not libp2p's listen port: a listener cannot share its port with outgoing connections.
       expect(node.getMultiaddrs().some((a) => a.toString().includes(`/tcp/${s.punchPort}/`))).toBe(false);
+      // The observer witnesses the node's punch port (and nothing else) to a third peer asking before a punch.
+      const asker = await createPunchNode({ listen: lo });
+      try {
+        const conn = await asker.dial(tcpAddr(o1));
+        const me = node.peerId.toString();
+        expect(await askWitness(conn, me, { ip: '127.0.0.1', port: s.punchPort }, 5_000)).toBe(true);
+        expect(await askWitness(conn, me, { ip: '127.0.0.1', port: s.punchPort === 65_535 ? 1 : s.punchPort + 1 }, 5_000)).toBe(false);
+        expect(await askWitness(conn, asker.peerId.toString(), { ip: '127.0.0.1', port: s.punchPort }, 5_000)).toBe(false);
+      } finally {
+        await asker.stop();
+      }
       // An observer that goes away is forgotten, and the NAT type falls back to unknown.
       await o2.stop();
       await until(() => hp.stats().observers === 1);

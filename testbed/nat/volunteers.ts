@@ -7,6 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, fetch, type RequestInit } from 'undici';
 import { NatNet, type NatNetSpec } from './network.js';
 import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../processes.js';
 
@@ -21,6 +22,8 @@ export interface NatLogLine {
   reason?: string;
   natType?: string;
   mapping?: string;
+  /** The peer's public ip:port a punched connection goes to. */
+  remote?: string;
 }
 
 export interface VolunteerNat {
@@ -37,6 +40,9 @@ export interface VolunteerNat {
 export class JoinNet {
   readonly volunteers = new Map<string, VolunteerProcess>();
   manager!: ManagerProcess;
+  /** The manager's operator API, through a Unix-socket bridge into its namespace. */
+  private agent: Agent | undefined;
+  static readonly API_PORT = 8787;
 
   private constructor(
     readonly net: NatNet,
@@ -44,13 +50,13 @@ export class JoinNet {
   ) {}
 
   /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings). */
-  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[] }): Promise<JoinNet> {
+  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[]; managerArgs?: string[]; volunteerArgs?: string[] }): Promise<JoinNet> {
     const net = NatNet.build(spec);
     const jn = new JoinNet(net, mkdtempSync(join(tmpdir(), 'volcrawl-nat-join-')));
     try {
       const announce = `/ip4/${net.host('manager').ip}/tcp/4101`;
-      jn.manager = await startManagerProcess(join(jn.dir, 'manager'), ['--listen', '/ip4/0.0.0.0/tcp/4101', '--announce', announce], net.io('manager'), { lan: false });
-      const listen = ['--listen', '/ip4/0.0.0.0/tcp/4001', '--threads', '1'];
+      jn.manager = await startManagerProcess(join(jn.dir, 'manager'), ['--listen', '/ip4/0.0.0.0/tcp/4101', '--announce', announce, '--http-port', String(JoinNet.API_PORT), ...(o.managerArgs ?? [])], net.io('manager'), { lan: false });
+      const listen = ['--listen', '/ip4/0.0.0.0/tcp/4001', '--threads', '1', ...(o.volunteerArgs ?? [])];
       await Promise.all(o.publicVolunteers.map(async (h) => jn.volunteers.set(h, await startVolunteerProcess(h, jn.manager, join(jn.dir, h), [...listen, '--relay'], net.io(h), { lan: false }))));
       const boot = { peerId: jn.manager.peerId, addrs: [...jn.manager.addrs, ...o.publicVolunteers.map((h) => `/ip4/${net.host(h).ip}/tcp/4001/p2p/${jn.volunteers.get(h)!.peerId}`)] };
       const natted = spec.routers.flatMap((r) => (r.hosts ?? []).map((h) => ({ h, upnp: r.upnp === true }))).filter(({ h }) => !(o.skip ?? []).includes(h));
@@ -94,7 +100,20 @@ export class JoinNet {
     };
   }
 
+  /** A volunteer's data directory (its owner's control socket lives there). */
+  dataDir(host: string): string {
+    return join(this.dir, host);
+  }
+
+  /** A JSON request to the manager's operator API. */
+  async api<T>(path: string, init?: RequestInit): Promise<{ status: number; body: T }> {
+    this.agent ??= new Agent({ connect: { socketPath: await this.net.bridge('manager', JoinNet.API_PORT) } });
+    const res = await fetch(`http://127.0.0.1:${JoinNet.API_PORT}${path}`, { ...init, dispatcher: this.agent });
+    return { status: res.status, body: (await res.json()) as T };
+  }
+
   async stop(): Promise<void> {
+    await this.agent?.close();
     await this.net.destroy();
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -41,6 +41,7 @@ export const PUNCH_FAILURE_REASONS = [
   'symmetric-nat', // our NAT maps each destination to another port: the peer cannot aim at us
   'peer-symmetric-nat', // the peer's NAT does
   'bad-address', // the peer's mapping points into a private network
+  'unwitnessed', // no observer of ours sees the peer connected from the mapping it offered: it may aim our SYNs elsewhere
   'bad-message', // a malformed, oversized or out-of-order coordination message
   'refused', // the peer declined (busy with another punch, or at its limit)
   'rate-limited', // we declined: too many punches at once, or one with this peer already running
@@ -67,6 +68,12 @@ export interface CoordinationOptions {
   allowPrivateAddrs: boolean;
   /** Try even when a side reports a symmetric NAT (measurements only). */
   punchThroughSymmetric: boolean;
+  /** Whether an observer of ours sees the peer at the target it offered (checked before any SYN); absent: not checked. */
+  witness?: (target: Endpoint) => Promise<boolean>;
+}
+
+async function checkWitness(target: Endpoint, opts: CoordinationOptions): Promise<void> {
+  if (opts.witness !== undefined && !(await opts.witness(target))) throw new PunchError('unwitnessed', `no observer sees the peer at ${formatEndpoint(target)}`);
 }
 
 /** Where to punch to, if both offers allow a punch; the same verdict on both sides (the reasons are each side's view). */
@@ -95,6 +102,7 @@ export async function coordinate(stream: Stream, mine: PunchOffer, opts: Coordin
     const rtt = performance.now() - sent;
     if (reply.type === 'refuse') throw new PunchError('refused', `the peer refused: ${reply.reason}`);
     const target = punchPlan(mine, reply, opts);
+    await checkWitness(target, opts);
     await ch.write({ type: 'sync' });
     return { target, delayMs: rtt / 2 };
   });
@@ -108,6 +116,7 @@ export async function respond(stream: Stream, mine: () => PunchOffer, opts: Coor
     const offer = mine();
     await ch.write({ type: 'connect', ...offer });
     const target = punchPlan(offer, theirs, opts);
+    await checkWitness(target, opts);
     parse(syncSchema, await ch.read(), 'sync');
     return { target, delayMs: 0 };
   });

@@ -10,10 +10,20 @@
 // keep-alive round, which both refreshes the NAT's mapping and notices when it
 // changes. Relayed connections are refused (their remote address is the
 // relay's circuit, not the asker's mapping).
+//
+// /volcrawl/punch-witness/1.0.0: "is <peer> connected to you from ip:port?"
+// Before a punch each side asks one of its observers whether the target the
+// peer offered is where that peer's own punch port is seen (the peer keeps a
+// connection from it to the observers too). So a peer cannot aim a volunteer's
+// punch SYNs at any address it likes: only at its own mapping, as witnessed.
+//
+//   request { peer, ip, port }   reply { seen: boolean }   each ≤ 160 bytes
+import { z } from 'zod';
 import type { Connection, Stream } from '@libp2p/interface';
-import type { Registrar } from '@libp2p/interface-internal';
+import type { ConnectionManager, Registrar } from '@libp2p/interface-internal';
+import { peerIdFromString } from '@libp2p/peer-id';
 import { jsonChannel } from '../wire.js';
-import { endpointSchema, tcpEndpointOf, type Endpoint } from './endpoint.js';
+import { endpointSchema, sameEndpoint, tcpEndpointOf, type Endpoint } from './endpoint.js';
 
 export const OBSERVED_ADDR_PROTOCOL = '/volcrawl/observed-addr/1.0.0';
 export const OBSERVED_ADDR_MAX_BYTES = 128;
@@ -51,6 +61,55 @@ export async function askObservedAddr(connection: Connection, timeoutMs: number)
     return seen;
   } catch (err) {
     ch.abort('observed-addr read failed');
+    throw err;
+  }
+}
+
+export const WITNESS_PROTOCOL = '/volcrawl/punch-witness/1.0.0';
+export const WITNESS_MAX_BYTES = 160;
+const witnessRequestSchema = z.strictObject({ peer: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,64}$/), ip: endpointSchema.shape.ip, port: endpointSchema.shape.port });
+const witnessReplySchema = z.strictObject({ seen: z.boolean() });
+
+/** Whether `peer` has a direct connection to us from `at` (the observer's side of the witness protocol). */
+export function witnesses(connectionManager: Pick<ConnectionManager, 'getConnections'>, peer: string, at: Endpoint): boolean {
+  let id;
+  try {
+    id = peerIdFromString(peer);
+  } catch {
+    return false;
+  }
+  return connectionManager.getConnections(id).some((c) => c.status === 'open' && c.limits === undefined && ((e) => e !== null && sameEndpoint(e, at))(tcpEndpointOf(c.remoteAddr)));
+}
+
+/** Serves the witness protocol (on direct connections only: the asker is one of our observed peers). */
+export async function serveWitness(registrar: Registrar, connectionManager: Pick<ConnectionManager, 'getConnections'>, timeoutMs: number): Promise<void> {
+  await registrar.handle(
+    WITNESS_PROTOCOL,
+    async (stream: Stream) => {
+      const ch = jsonChannel(stream, WITNESS_MAX_BYTES, timeoutMs);
+      try {
+        const q = witnessRequestSchema.parse(await ch.read());
+        await ch.write({ seen: witnesses(connectionManager, q.peer, { ip: q.ip, port: q.port }) });
+        await ch.close();
+      } catch {
+        ch.abort('witness request failed');
+      }
+    },
+    { maxInboundStreams: 4, runOnLimitedConnection: false },
+  );
+}
+
+/** Asks the observer at the other end of `connection` whether `peer` is connected to it from `at`. */
+export async function askWitness(connection: Connection, peer: string, at: Endpoint, timeoutMs: number): Promise<boolean> {
+  const stream = await connection.newStream(WITNESS_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
+  const ch = jsonChannel(stream, WITNESS_MAX_BYTES, timeoutMs);
+  try {
+    await ch.write({ peer, ip: at.ip, port: at.port });
+    const r = witnessReplySchema.parse(await ch.read());
+    await ch.close();
+    return r.seen;
+  } catch (err) {
+    ch.abort('witness read failed');
     throw err;
   }
 }

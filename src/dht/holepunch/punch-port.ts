@@ -11,7 +11,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { formatEndpoint, sameEndpoint, tcpEndpointOf, type Endpoint } from './endpoint.js';
 import { classifyMapping, type Observation, type PunchMapping } from './mapping.js';
-import { askObservedAddr } from './observed-addr.js';
+import { askObservedAddr, askWitness } from './observed-addr.js';
 import { connectFromPort } from './simultaneous-open.js';
 import { upgradeSocket } from './upgrade.js';
 
@@ -38,6 +38,8 @@ export interface PunchPortEvents {
 interface ObserverLoop {
   stop: AbortController;
   done: Promise<void>;
+  /** The connection from the punch port while it is up (witness queries go over it). */
+  conn?: Connection;
 }
 
 export class PunchPort extends TypedEventEmitter<PunchPortEvents> {
@@ -79,6 +81,20 @@ export class PunchPort extends TypedEventEmitter<PunchPortEvents> {
     return this.current;
   }
 
+  /** Whether one of our observers sees `peer`'s own connection coming from `at` (asked one after another; false when none does or none answers). */
+  async witnessed(peer: string, at: Endpoint): Promise<boolean> {
+    for (const loop of this.loops.values()) {
+      const conn = loop.conn;
+      if (conn === undefined || conn.status !== 'open') continue;
+      try {
+        if (await askWitness(conn, peer, at, this.init.timeoutMs)) return true;
+      } catch (err) {
+        this.log('witness query failed: %s', err instanceof Error ? err.message : String(err));
+      }
+    }
+    return false;
+  }
+
   /** Keeps connections to exactly these observers (TCP addresses with /p2p/; others and ourselves are skipped). */
   setObservers(addrs: readonly Multiaddr[]): void {
     const wanted = new Map<string, { peer: PeerId; at: Endpoint }>();
@@ -104,14 +120,14 @@ export class PunchPort extends TypedEventEmitter<PunchPortEvents> {
     const stop = new AbortController();
     const loop: ObserverLoop = { stop, done: Promise.resolve() };
     this.loops.set(id, loop);
-    loop.done = this.observe(peer, at, stop.signal).finally(() => {
+    loop.done = this.observe(peer, at, stop.signal, loop).finally(() => {
       // A loop stopped by setObservers may end after a new one for the same observer started.
       if (this.loops.get(id) === loop) this.loops.delete(id);
     });
   }
 
   /** One observer, until stopped: connect from the punch port, ask, ask again every round; redial when lost. */
-  private async observe(peer: PeerId, at: Endpoint, stop: AbortSignal): Promise<void> {
+  private async observe(peer: PeerId, at: Endpoint, stop: AbortSignal, loop: ObserverLoop): Promise<void> {
     let backoff = 1000;
     while (!stop.aborted) {
       let conn: Connection | undefined;
@@ -123,6 +139,7 @@ export class PunchPort extends TypedEventEmitter<PunchPortEvents> {
           signal: AbortSignal.any([stop, AbortSignal.timeout(this.init.timeoutMs)]),
         });
         backoff = 1000;
+        loop.conn = conn;
         while (!stop.aborted && conn.status === 'open') {
           this.record(peer.toString(), await askObservedAddr(conn, this.init.timeoutMs));
           await untilClosedOr(conn, this.init.refreshMs, stop);
@@ -131,6 +148,7 @@ export class PunchPort extends TypedEventEmitter<PunchPortEvents> {
         if (!stop.aborted) this.log('observer %p at %s: %s', peer, formatEndpoint(at), err instanceof Error ? err.message : String(err));
       }
       this.forget(peer.toString());
+      loop.conn = undefined;
       if (conn !== undefined) await conn.close().catch(() => undefined);
       if (stop.aborted) break;
       await untilClosedOr(undefined, backoff, stop);

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { coordinate, HOLEPUNCH_PROTOCOL, PUNCH_FAILURE_REASONS, PunchError, refuse, respond, type CoordinationOptions, type PunchFailureReason, type PunchOffer } from './coordination.js';
 import { formatEndpoint, type Endpoint } from './endpoint.js';
 import type { NatType, PunchMapping } from './mapping.js';
-import { serveObservedAddr, OBSERVED_ADDR_PROTOCOL } from './observed-addr.js';
+import { serveObservedAddr, serveWitness, OBSERVED_ADDR_PROTOCOL, WITNESS_PROTOCOL } from './observed-addr.js';
 import { PunchPort } from './punch-port.js';
 import { connectFromPort, freeTcpPort, PunchTimeoutError } from './simultaneous-open.js';
 import { isPeerIdMismatch, upgradeSocket } from './upgrade.js';
@@ -55,6 +55,10 @@ export interface HolePunchInit {
   closeRelayed?: boolean;
   /** Try even when a side's NAT is symmetric (default false: such a punch cannot work; for measurements). */
   punchThroughSymmetric?: boolean;
+  /** Aim only at a target one of our observers sees the peer connected from (default true; false for tests without observers). */
+  requireWitness?: boolean;
+  /** Punch attempts started per minute, both roles (default 20): each sends SYNs at the peer's mapping for up to punchTimeoutMs. */
+  maxPerMinute?: number;
 }
 
 export interface HolePunchComponents {
@@ -140,6 +144,8 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
   private stopping = new AbortController();
   private readonly busy = new Map<string, Promise<PunchResult>>();
   private readonly cooldown = new Map<string, number>();
+  /** Start times of the attempts of the last minute (the rate limit). */
+  private readonly recent: number[] = [];
   private counts = { attempts: 0, successes: 0, inFlight: 0, failures: Object.fromEntries(PUNCH_FAILURE_REASONS.map((r) => [r, 0])) as Record<PunchFailureReason, number> };
 
   constructor(
@@ -162,6 +168,8 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
       refreshMs: init.refreshMs ?? 60_000,
       closeRelayed: init.closeRelayed ?? true,
       punchThroughSymmetric: init.punchThroughSymmetric ?? false,
+      requireWitness: init.requireWitness ?? true,
+      maxPerMinute: init.maxPerMinute ?? 20,
     };
   }
 
@@ -173,6 +181,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     this.port = new PunchPort(this.components, { port, refreshMs: this.opts.refreshMs, timeoutMs: this.opts.coordinationTimeoutMs, maxBackoffMs: 60_000 });
     this.port.addEventListener('change', (e) => this.safeDispatchEvent('mapping:change', { detail: e.detail }));
     await serveObservedAddr(this.components.registrar, this.opts.coordinationTimeoutMs);
+    await serveWitness(this.components.registrar, this.components.connectionManager, this.opts.coordinationTimeoutMs);
     await this.components.registrar.handle(HOLEPUNCH_PROTOCOL, (stream, connection) => void this.onRequest(stream, connection), {
       runOnLimitedConnection: true,
       maxInboundStreams: 1,
@@ -196,6 +205,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     this.topologyId = undefined;
     await this.components.registrar.unhandle(HOLEPUNCH_PROTOCOL);
     await this.components.registrar.unhandle(OBSERVED_ADDR_PROTOCOL);
+    await this.components.registrar.unhandle(WITNESS_PROTOCOL);
     await this.port?.stop();
     await Promise.allSettled([...this.busy.values()]);
   }
@@ -271,7 +281,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     } catch (err) {
       throw new PunchError('coordination-failed', `could not open a coordination stream: ${err instanceof Error ? err.message : String(err)}`);
     }
-    const plan = await coordinate(stream, this.offer(), this.coordinationOptions());
+    const plan = await coordinate(stream, this.offer(), this.coordinationOptions(peer));
     await sleep(plan.delayMs, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     return this.connect(peer, plan.target);
   }
@@ -292,7 +302,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
       return;
     }
     const p = this.attempt(peer, 'responder', 1, true, async () => {
-      const plan = await respond(stream, () => this.offer(), this.coordinationOptions());
+      const plan = await respond(stream, () => this.offer(), this.coordinationOptions(peer));
       return this.connect(peer, plan.target);
     });
     this.busy.set(key, p);
@@ -323,9 +333,11 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
   /** Runs one attempt with its bookkeeping: counters, events, the in-flight gauge. */
   private async attempt(peer: PeerId, role: PunchRole, attempt: number, isLast: boolean, run: () => Promise<{ connection: Connection; remote: Endpoint }>): Promise<PunchResult> {
     const start = performance.now();
+    const overRate = this.overRate(start);
     this.counts.attempts += 1;
     this.counts.inFlight += 1;
     try {
+      if (overRate) throw new PunchError('rate-limited', `more than ${this.opts.maxPerMinute} punches in the last minute`);
       const { connection, remote } = await run();
       this.counts.successes += 1;
       const ms = Math.round(performance.now() - start);
@@ -344,13 +356,27 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     }
   }
 
+  /** Counts an attempt starting at `now` in the last minute's window; true when it is one too many. */
+  private overRate(now: number): boolean {
+    while (this.recent.length > 0 && this.recent[0]! <= now - 60_000) this.recent.shift();
+    if (this.recent.length >= this.opts.maxPerMinute) return true;
+    this.recent.push(now);
+    return false;
+  }
+
   private offer(): PunchOffer {
     const m = this.mapping();
     return { mapping: m.mapping, nat: m.natType };
   }
 
-  private coordinationOptions(): CoordinationOptions {
-    return { timeoutMs: this.opts.coordinationTimeoutMs, allowPrivateAddrs: this.opts.allowPrivateAddrs, punchThroughSymmetric: this.opts.punchThroughSymmetric };
+  private coordinationOptions(peer: PeerId): CoordinationOptions {
+    const port = this.port;
+    return {
+      timeoutMs: this.opts.coordinationTimeoutMs,
+      allowPrivateAddrs: this.opts.allowPrivateAddrs,
+      punchThroughSymmetric: this.opts.punchThroughSymmetric,
+      ...(this.opts.requireWitness && port !== undefined ? { witness: (target: Endpoint) => port.witnessed(peer.toString(), target) } : {}),
+    };
   }
 
   private directConnection(peer: PeerId): Connection | undefined {
