@@ -1,4 +1,4 @@
-// npm run nat-check [-- --json] [--wait <seconds>]
+// npm run nat-check [-- --json] [--wait <seconds>] [--tasks <n>]
 //
 // Builds the NAT test network (testbed/nat DEFAULT_SPEC: the manager, two
 // public volunteers offering relay service, volunteers behind a cone NAT, a
@@ -8,21 +8,31 @@
 // read from its own log. Needs root, `ip`, `nft` (and miniupnpd for the mapped
 // case); says why and exits 2 otherwise.
 //
-// Issue #16 asks for tasks routed to NATed volunteers and for relayed RTTs in
-// Vivaldi too; this check does not route tasks yet, and prints those figures
-// as null (listed in "notMeasured").
+// Once settled it adds <n> channels (one page each, on the test web in the
+// `web` namespace) and waits until each was crawled. The public volunteers are
+// paused by their owners (they stay relays and observers, and hand on any order
+// that reaches them), so every task is crawled behind NAT. Hole punches count
+// pairs of volunteers that punched a direct connection (both ends log it).
+// Relayed RTTs in Vivaldi are not counted here (null, in "notMeasured"): the
+// coordinate protocol refuses relayed connections, which test/nat proves.
 import { parseArgs } from 'node:util';
+import { controlRequest } from '../src/node/control.js';
+import { waitForLine } from '../testbed/nat/lines.js';
 import { DEFAULT_SPEC, hasUpnp } from '../testbed/nat/network.js';
 import { namespaceSupport } from '../testbed/nat/netns.js';
 import { JoinNet, type VolunteerNat } from '../testbed/nat/volunteers.js';
 
-const { values: v } = parseArgs({ options: { json: { type: 'boolean', default: false }, wait: { type: 'string', default: '150' }, help: { type: 'boolean', short: 'h', default: false } } });
+const { values: v } = parseArgs({ options: { json: { type: 'boolean', default: false }, wait: { type: 'string', default: '150' }, tasks: { type: 'string', default: '200' }, help: { type: 'boolean', short: 'h', default: false } } });
 if (v.help) {
-  process.stdout.write('usage: npm run nat-check [-- --json] [--wait <seconds>]\n  builds the NAT test network, runs the manager and volunteers in it, and reports how each NATed volunteer is reachable\n');
+  process.stdout.write(
+    'usage: npm run nat-check [-- --json] [--wait <seconds>] [--tasks <n>]\n  builds the NAT test network, runs the manager and volunteers in it, reports how each NATed volunteer is reachable,\n  then has the NATed volunteers crawl <n> one-page channels (default 200; 0: none) and counts the completed ones\n',
+  );
   process.exit(0);
 }
 const waitS = Number(v.wait);
 if (!(waitS > 0)) throw new Error('--wait: a positive number of seconds');
+const taskCount = Number(v.tasks);
+if (!Number.isInteger(taskCount) || taskCount < 0 || taskCount > 10_000) throw new Error('--tasks: an integer in 0..10000');
 const why = namespaceSupport();
 if (why !== null) {
   process.stderr.write(`nat-check: cannot build the NAT test network here: ${why}\n`);
@@ -36,6 +46,7 @@ progress(`building the network; manager, ${PUBLIC_VOLUNTEERS.length} public and 
 const jn = await JoinNet.start(DEFAULT_SPEC, { publicVolunteers: PUBLIC_VOLUNTEERS });
 let states: Record<string, VolunteerNat> = {};
 const t0 = Date.now();
+let tasks: { issued: number | null; succeeded: number | null; channels: number; crawled: number; crawledBehindNat: number; seconds: number | null } = { issued: null, succeeded: null, channels: 0, crawled: 0, crawledBehindNat: 0, seconds: null };
 try {
   // Settled: public volunteers confirmed public, the one behind the UPnP router mapped (where miniupnpd
   // runs), every NATed one past 'starting' with a NAT type from two observers — or the wait is over.
@@ -52,6 +63,8 @@ try {
     }
     await new Promise((r) => setTimeout(r, 1000));
   }
+  if (taskCount > 0) tasks = await crawlBehindNat(taskCount);
+  states = Object.fromEntries([...jn.volunteers.keys()].map((h) => [h, jn.natOf(h)]));
 } finally {
   await jn.stop();
 }
@@ -62,19 +75,74 @@ const report = {
   natedVolunteers: natted.length,
   reachable: count((s) => s.reachability === 'public' || s.reachability === 'mapped' || s.reachability === 'relayed'),
   mapped: count((s) => s.reachability === 'mapped'),
-  holePunched: nat.reduce((n, s) => n + s.punched, 0),
+  holePunched: punchedPairs(),
   relayedOnly: count((s) => s.reachability === 'relayed'),
   pullOnly: count((s) => s.reachability === 'unreachable'),
   punchableNats: count((s) => s.natType === 'cone'),
-  tasksIssued: null,
-  tasksCompleted: null,
+  tasksIssued: tasks.issued,
+  tasksCompleted: tasks.succeeded,
+  channels: tasks.channels,
+  channelsCrawled: tasks.crawled,
+  channelsCrawledBehindNat: tasks.crawledBehindNat,
+  crawlSeconds: tasks.seconds,
   relayedRttsInVivaldi: null,
-  notMeasured: ['tasksIssued', 'tasksCompleted', 'relayedRttsInVivaldi'],
+  notMeasured: ['relayedRttsInVivaldi'],
   volunteers: states,
 };
 if (v.json) process.stdout.write(`${JSON.stringify(report)}\n`);
 else {
   process.stdout.write(`${'volunteer'.padEnd(10)} ${'reachability'.padEnd(13)} ${'dht'.padEnd(7)} relays  NAT type   punched\n`);
   for (const [h, s] of Object.entries(states)) process.stdout.write(`${h.padEnd(10)} ${String(s.reachability).padEnd(13)} ${String(s.dht).padEnd(7)} ${String(s.relays).padEnd(7)} ${String(s.natType ?? '-').padEnd(10)} ${s.punched}\n`);
+  process.stdout.write(`\n${report.holePunched} pairs hole-punched; ${tasks.crawled}/${tasks.channels} channels crawled (${tasks.crawledBehindNat} behind NAT), ${String(tasks.succeeded)} of ${String(tasks.issued)} tasks succeeded`);
   process.stdout.write(`\n${report.reachable}/${report.natedVolunteers} NATed volunteers reachable (${report.mapped} mapped, ${report.relayedOnly} relayed only, ${report.pullOnly} unreachable); ${report.punchableNats} behind NATs a hole punch can pass\n`);
+}
+
+/** Unordered pairs of volunteers that logged a punched connection to each other (both ends log one). */
+function punchedPairs(): number {
+  const pairs = new Set<string>();
+  for (const h of jn.volunteers.keys()) {
+    const me = jn.volunteers.get(h)!.peerId;
+    for (const l of jn.natLines(h)) if (l.msg?.startsWith('hole punched') === true && l.peer !== undefined) pairs.add([me, l.peer].sort().join(' '));
+  }
+  return pairs.size;
+}
+
+/** Pauses the public volunteers, adds `n` one-page channels on the test web, and waits (bounded) until each was crawled. */
+async function crawlBehindNat(n: number): Promise<typeof tasks> {
+  for (const h of PUBLIC_VOLUNTEERS) await controlRequest(jn.dataDir(h), { cmd: 'pause' });
+  const ip = jn.net.host('web').ip;
+  const sites = Array.from({ length: Math.ceil(n / 10) }, (_, i) => ({ name: `s${i}`, pages: 10, bindHost: ip }));
+  const web = jn.net.spawnIn('web', 'testbed/nat/web.ts', [JSON.stringify({ sites, seed: 3 })]);
+  const origins = (JSON.parse((await waitForLine(web, /^\{"origins"/, 60_000)).input) as { origins: Record<string, string> }).origins;
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const url = `${origins[`s${Math.floor(i / 10)}`]}${i % 10 === 0 ? '/' : `/p/${i % 10}.html`}`;
+    const r = await jn.api<{ id: string }>('/api/channels', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url, depth: 0, delayMs: 0, group: 0 }) });
+    if (r.status !== 201) throw new Error(`adding channel ${url}: HTTP ${r.status}`);
+    ids.push(r.body.id);
+  }
+  progress(`${n} channels added; the NATed volunteers crawl them`);
+  const nated = new Set(natted.map((h) => jn.volunteers.get(h)!.peerId));
+  const start = Date.now();
+  const end = start + Math.max(300, n * 3) * 1000;
+  const count = async (): Promise<{ crawled: number; behindNat: number }> => {
+    let crawled = 0;
+    let behindNat = 0;
+    for (const id of ids) {
+      const h = (await jn.api<{ history: { crawler?: string }[] }>(`/api/channels/${id}`)).body.history;
+      if (h.length > 0) crawled++;
+      if (h.some((x) => x.crawler !== undefined && nated.has(x.crawler))) behindNat++;
+    }
+    return { crawled, behindNat };
+  };
+  let got = await count();
+  while (got.crawled < n && Date.now() < end) {
+    progress(`${got.crawled}/${n} channels crawled`);
+    await new Promise((r) => setTimeout(r, 5000));
+    got = await count();
+  }
+  const { crawled, behindNat } = got;
+  const seconds = Math.round((Date.now() - start) / 1000);
+  const c = (await jn.api<{ counters: { tasksIssued: number; tasksSucceeded: number } }>('/api/status')).body.counters;
+  return { issued: c.tasksIssued, succeeded: c.tasksSucceeded, channels: n, crawled, crawledBehindNat: behindNat, seconds };
 }
