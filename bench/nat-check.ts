@@ -8,7 +8,7 @@
 // read from its own log. Needs root, `ip`, `nft` (and miniupnpd for the mapped
 // case); says why and exits 2 otherwise.
 //
-// Once settled it adds <n> channels (one page each, on the test web in the
+// Once settled it adds <n> channels (one page each, one site each on the test web in the
 // `web` namespace) and waits until each was crawled. The public volunteers are
 // paused by their owners (they stay relays and observers, and hand on any order
 // that reaches them), so every task is crawled behind NAT. Hole punches count
@@ -111,12 +111,13 @@ function punchedPairs(): number {
 async function crawlBehindNat(n: number): Promise<typeof tasks> {
   for (const h of PUBLIC_VOLUNTEERS) await controlRequest(jn.dataDir(h), { cmd: 'pause' });
   const ip = jn.net.host('web').ip;
-  const sites = Array.from({ length: Math.ceil(n / 10) }, (_, i) => ({ name: `s${i}`, pages: 10, bindHost: ip }));
+  // One site per channel: a channel is an origin and its path prefixes.
+  const sites = Array.from({ length: n }, (_, i) => ({ name: `s${i}`, pages: 2, bindHost: ip }));
   const web = jn.net.spawnIn('web', 'testbed/nat/web.ts', [JSON.stringify({ sites, seed: 3 })]);
   const origins = (JSON.parse((await waitForLine(web, /^\{"origins"/, 60_000)).input) as { origins: Record<string, string> }).origins;
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const url = `${origins[`s${Math.floor(i / 10)}`]}${i % 10 === 0 ? '/' : `/p/${i % 10}.html`}`;
+    const url = `${origins[`s${i}`]}/`;
     const r = await jn.api<{ id: string }>('/api/channels', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url, depth: 0, delayMs: 0, group: 0 }) });
     if (r.status !== 201) throw new Error(`adding channel ${url}: HTTP ${r.status}`);
     ids.push(r.body.id);
