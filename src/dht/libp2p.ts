@@ -80,6 +80,7 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
       ...(opts.announce !== undefined && opts.announce.length > 0 ? { announce: opts.announce } : {}),
     },
     transports: [tcp(), ...(nat?.transports ?? [])],
+    ...(nat?.connectionGater !== undefined ? { connectionGater: nat.connectionGater } : {}),
     connectionEncrypters: [noise()],
     streamMuxers: [yamux({ enableKeepAlive: false })],
     connectionMonitor: { pingInterval: opts.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS, pingTimeout: { minTimeout: 5_000 * scale, maxTimeout: 60_000 * scale } },

@@ -11,6 +11,9 @@ import { dcutr } from '@libp2p/dcutr';
 import { uPnPNAT } from '@libp2p/upnp-nat';
 import { holePunch, type HolePunchInit } from './holepunch/index.js';
 import { reachability } from './reachability.js';
+import { RelayGuard } from './relay-guard.js';
+import type { PeerId } from '@libp2p/interface';
+import type { ConnectionManager } from '@libp2p/interface-internal';
 
 /** Relay service limits (per reservation / relayed connection; docs/nat.md, "Relay service"). */
 export interface RelayServerLimits {
@@ -22,11 +25,14 @@ export interface RelayServerLimits {
   dataLimitBytes: number;
   /** How long one relayed connection may last, ms. */
   durationLimitMs: number;
+  /** Live reservations one IP address may hold (relay-guard.ts; many peer ids on one host cannot take every slot). */
+  maxReservationsPerIp: number;
 }
 
 /** Sized for what crosses a relay: tasks and acknowledgements (a few KiB), never pages. */
-export const VOLUNTEER_RELAY_LIMITS: RelayServerLimits = { maxReservations: 32, reservationTtlMs: 30 * 60_000, dataLimitBytes: 256 * 1024, durationLimitMs: 10 * 60_000 };
-export const MANAGER_RELAY_LIMITS: RelayServerLimits = { ...VOLUNTEER_RELAY_LIMITS, maxReservations: 256 };
+// Per IP: a carrier-grade NAT puts many homes behind one address, so the manager allows more.
+export const VOLUNTEER_RELAY_LIMITS: RelayServerLimits = { maxReservations: 32, reservationTtlMs: 30 * 60_000, dataLimitBytes: 256 * 1024, durationLimitMs: 10 * 60_000, maxReservationsPerIp: 4 };
+export const MANAGER_RELAY_LIMITS: RelayServerLimits = { ...VOLUNTEER_RELAY_LIMITS, maxReservations: 256, maxReservationsPerIp: 16 };
 
 export interface NatOptions {
   /** Offer relay service with these limits (the manager; volunteers that know they are public). */
@@ -41,8 +47,13 @@ export interface NatOptions {
   lan?: boolean;
 }
 
-/** The transports, services and extra listen addresses the NAT parts add to a stack. */
-export function natStackParts(o: NatOptions): { transports: ReturnType<typeof circuitRelayTransport>[]; services: Record<string, unknown>; listen: string[] } {
+/** The transports, services, extra listen addresses and connection gater the NAT parts add to a stack. */
+export function natStackParts(o: NatOptions): {
+  transports: ReturnType<typeof circuitRelayTransport>[];
+  services: Record<string, unknown>;
+  listen: string[];
+  connectionGater?: { denyInboundRelayReservation: (peer: PeerId) => boolean };
+} {
   const reservations = o.relayReservations ?? 2;
   const services: Record<string, unknown> = {
     autonat: autoNATv2(),
@@ -51,8 +62,12 @@ export function natStackParts(o: NatOptions): { transports: ReturnType<typeof ci
   };
   if (o.holePunch !== false) services.holePunch = holePunch({ ...(o.holePunch ?? {}), allowPrivateAddrs: o.lan === true || o.holePunch?.allowPrivateAddrs === true });
   if (o.upnp === true && o.lan !== true) services.upnp = uPnPNAT({ autoConfirmAddress: false, portMappingDescription: 'volcrawl volunteer' });
+  let connectionGater: { denyInboundRelayReservation: (peer: PeerId) => boolean } | undefined;
   if (o.relayServer !== undefined) {
     const l = o.relayServer;
+    const guard = new RelayGuard({ maxPerIp: l.maxReservationsPerIp, reservationTtlMs: l.reservationTtlMs });
+    services.relayGuard = (components: { connectionManager: ConnectionManager }) => (guard.bind(components.connectionManager), guard);
+    connectionGater = { denyInboundRelayReservation: (peer) => guard.deny(peer) };
     services.relay = circuitRelayServer({
       reservations: { maxReservations: l.maxReservations, reservationTtl: l.reservationTtlMs, defaultDataLimit: BigInt(l.dataLimitBytes), defaultDurationLimit: l.durationLimitMs, applyDefaultLimit: true },
     });
@@ -62,6 +77,7 @@ export function natStackParts(o: NatOptions): { transports: ReturnType<typeof ci
     services,
     // Discovery mode: a relay among the connected peers, never fatal at start (a configured relay that refuses is).
     listen: Array.from({ length: reservations }, () => '/p2p-circuit'),
+    ...(connectionGater !== undefined ? { connectionGater } : {}),
   };
 }
 
