@@ -1,12 +1,14 @@
 // Tasks behind NAT, end to end with the real executables (issue #16): the
-// manager, the test web and a public volunteer (a relay and second observer,
-// paused by its owner so that it takes no task) on the public segment, the
+// manager, the test web and two public volunteers (relays and observers,
+// paused by their owners so that they take no task) on the public segment, the
 // crawlers behind two cone home routers (no --lan: the NAT stack runs). The
 // two NATed volunteers meet — each looks up the crawlers near its coordinate
 // and dials them, over a relay — and punch a direct TCP connection. The
 // manager's signed task reaches a NATed volunteer over the connection the
 // volunteer dialled itself; it is crawled on the test web and uploaded. SIGTERM
 // makes the holder migrate a running task, and it completes at the other one.
+// A public volunteer that relays for the remaining one is then killed: the
+// volunteer reserves on another relay and keeps taking tasks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { namespaceSupport } from '../../testbed/nat/netns.js';
 import { waitForLine } from '../../testbed/nat/lines.js';
@@ -32,6 +34,8 @@ describe.skipIf(unsupported !== null)('tasks reach volunteers behind NAT', () =>
   let jn: JoinNet;
   let web: ProcessHandle;
   let origins: Record<string, string>;
+  /** The NATed volunteer still running after the SIGTERM test. */
+  let survivor = 'nat1';
   const NATTED = ['nat1', 'nat2'];
 
   const explained = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -51,18 +55,18 @@ describe.skipIf(unsupported !== null)('tasks reach volunteers behind NAT', () =>
 
   beforeAll(async () => {
     jn = await JoinNet.start(
-      { public: ['manager', 'web', 'pub1'], routers: NATTED.map((h, i) => ({ name: `home${i + 1}`, nat: 'cone' as const, hosts: [h] })) },
-      { publicVolunteers: ['pub1'], volunteerArgs: ['--coord-interval', '300', '--shutdown-timeout', '60000'] },
+      { public: ['manager', 'web', 'pub1', 'pub2'], routers: NATTED.map((h, i) => ({ name: `home${i + 1}`, nat: 'cone' as const, hosts: [h] })) },
+      { publicVolunteers: ['pub1', 'pub2'], volunteerArgs: ['--coord-interval', '300', '--shutdown-timeout', '60000'] },
     );
-    await controlRequest(jn.dataDir('pub1'), { cmd: 'pause' });
+    for (const h of ['pub1', 'pub2']) await controlRequest(jn.dataDir(h), { cmd: 'pause' });
     const ip = jn.net.host('web').ip;
-    web = jn.net.spawnIn('web', 'testbed/nat/web.ts', [JSON.stringify({ sites: [{ name: 'quick', pages: 6, bindHost: ip }, { name: 'slow', pages: 12, bindHost: ip }], seed: 5 })]);
+    web = jn.net.spawnIn('web', 'testbed/nat/web.ts', [JSON.stringify({ sites: [{ name: 'quick', pages: 6, bindHost: ip }, { name: 'slow', pages: 12, bindHost: ip }, { name: 'after', pages: 3, bindHost: ip }], seed: 5 })]);
     origins = (JSON.parse((await waitForLine(web, /^\{"origins"/, 60_000)).input) as { origins: Record<string, string> }).origins;
     // Each NATed volunteer holds a reservation on the manager (its only relay) and knows its NAT from the manager's view.
     await explained(async () => {
       for (const h of NATTED) await waitForLine(jn.volunteers.get(h)!, /"reachability":"relayed"/, 150_000);
     });
-    await explained(() => waitFor(async () => (await jn.api<{ online: number }>('/api/crawlers')).body.online === 3, 120_000, 'the manager to see the three crawlers'));
+    await explained(() => waitFor(async () => (await jn.api<{ online: number }>('/api/crawlers')).body.online === 4, 120_000, 'the manager to see the four crawlers'));
   }, 360_000);
 
   afterAll(async () => {
@@ -110,5 +114,21 @@ describe.skipIf(unsupported !== null)('tasks reach volunteers behind NAT', () =>
     await explained(() => waitFor(async () => (await channel(id)).history.some((x) => x.finishedAt > stoppedAt), 150_000, 'the migrated task to complete'));
     const done = (await channel(id)).history.find((x) => x.finishedAt > stoppedAt)!;
     expect(done.crawler).toBe(jn.volunteers.get(to)!.peerId);
+    survivor = to;
   }, 300_000);
+
+  it('a public relay that disappears is replaced, and the NATed volunteer keeps taking tasks', async () => {
+    const v = jn.volunteers.get(survivor)!;
+    const relaysNow = () => jn.natLines(survivor).findLast((l) => l.reachability !== undefined)?.relays ?? [];
+    const pubs = new Map(['pub1', 'pub2'].map((h) => [jn.volunteers.get(h)!.peerId, h]));
+    // Wait until it holds two reservations, one on a public volunteer.
+    await explained(() => waitFor(() => relaysNow().length === 2 && relaysNow().some((r) => pubs.has(r)), 120_000, `${survivor} to hold two reservations, one on a public volunteer`));
+    const lost = relaysNow().find((r) => pubs.has(r))!;
+    await jn.volunteers.get(pubs.get(lost)!)!.kill('SIGKILL');
+    await explained(() => waitFor(() => relaysNow().length === 2 && !relaysNow().includes(lost), 150_000, `${survivor} to replace the killed relay`));
+    expect(v.running).toBe(true);
+    const id = await addChannel({ url: `${origins.after}/`, depth: 1, delayMs: 0, group: 0 });
+    await explained(() => waitFor(async () => (await channel(id)).history.length >= 1, 150_000, 'a channel added after the relay loss to be crawled'));
+    expect((await channel(id)).history[0]!.crawler).toBe(v.peerId);
+  }, 330_000);
 });
