@@ -187,7 +187,7 @@ export interface NatFlags {
 export function registerNatFlags(cmd: Command): Command {
   return cmd
     .option('--upnp', "ask the home router for a port mapping (UPnP / NAT-PMP); opens a port in the router's firewall while the node runs", false)
-    .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection)`, false);
+    .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.maxReservationsPerIp} per IP address, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection)`, false);
 }
 
 /** The stack's NAT options for a volunteer: none on a LAN network (everyone dials everyone there). */
