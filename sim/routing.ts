@@ -26,6 +26,20 @@ import { crawlerCoords, hostCoords, hostCrawlerRtt, hostCrawlerRttFrom, predicte
 
 export type Routing = 'coord' | 'hash';
 
+/** Slack on a triangle-inequality lower bound, ms (floating-point rounding). */
+const BOUND_SLACK = 1e-6;
+
+/** The distance between the vector parts (no heights) of point i of p and point j of q. */
+function vectorDistance(p: FlatCoords, i: number, q: FlatCoords, j: number): number {
+  const d = p.dims;
+  let s = 0;
+  for (let x = 0; x < d; x++) {
+    const e = p.vec[i * d + x]! - q.vec[j * d + x]!;
+    s += e * e;
+  }
+  return Math.sqrt(s);
+}
+
 /** What routing needs of the crawlers' state (the engine owns it). */
 export interface CrawlerView {
   readonly online: Uint8Array;
@@ -124,6 +138,8 @@ export class SimRouter {
   private readonly crawlerPts: FlatCoords;
   /** Crawlers each crawler knows: known[c·K .. c·K + K). */
   private readonly known: Int32Array;
+  /** The vector distance (no heights) from each crawler to each it knows, beside known. */
+  private readonly knownDist: Float64Array;
   private readonly K: number;
   // scratch
   private readonly found: Int32Array;
@@ -183,6 +199,13 @@ export class SimRouter {
     const random = Math.min(opts.knownRandom, Math.max(0, C - 1 - near));
     this.K = near + random;
     this.known = knownPeers(this.crawlerPts, near, random, createRng(opts.peerSeed));
+    this.knownDist = new Float64Array(this.known.length);
+    for (let c = 0; c < C; c++) {
+      for (let j = 0; j < this.K; j++) {
+        const p = this.known[c * this.K + j]!;
+        if (p >= 0) this.knownDist[c * this.K + j] = vectorDistance(this.crawlerPts, c, this.crawlerPts, p);
+      }
+    }
     this.found = new Int32Array(this.overlay.maxFound);
     this.foundRtt = new Float64Array(this.overlay.maxFound);
     this.order = new Int32Array(this.policy.maxAttempts);
@@ -350,20 +373,48 @@ export class SimRouter {
     const a = fromHost ? this.hosts : this.crawlerPts;
     const ai = fromHost ? h : c;
     const d = a.dims;
+    const av = a.vec;
+    const ah = a.height[ai]!;
     const cv = this.crawlerPts.vec;
     const ch = this.crawlerPts.height;
     const online = this.crawlers.online;
+    const known = this.known;
+    const kd = this.knownDist;
     const ids = this.knownIds;
     const rtt = this.knownRtt;
     const base = c * this.K;
+    const k = this.policy.forwardFanout;
+    const roomOnly = hops + 1 >= this.policy.maxHops;
+    // A bound that addRelevant's cut can only tighten: the spill bound and the
+    // k-th nearest among the first k online peers c knows (its nearest, listed
+    // first). A peer whose RTT from the anchor is surely beyond it would be
+    // passed over there, so its RTT is not computed (the triangle inequality
+    // bounds it by the distances c–peer, known in advance, and anchor–c).
+    let cut = Infinity;
+    if (!roomOnly) {
+      let got = 0;
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (let j = 0; j < this.K && got < k; j++) {
+        const p = known[base + j]!;
+        if (p < 0 || p === from || !online[p]) continue;
+        const r = predictRttAt(av, ai * d, ah, cv, p * d, ch[p]!, d);
+        got++;
+        if (r < lo) lo = r;
+        if (r > hi) hi = r;
+      }
+      if (got === k) cut = Math.max(this.policy.spill * lo, hi);
+    }
+    const toC = fromHost ? vectorDistance(a, ai, this.crawlerPts, c) : 0;
     let n = 0;
     for (let j = 0; j < this.K; j++) {
-      const p = this.known[base + j]!;
+      const p = known[base + j]!;
       if (p < 0 || p === from || !online[p]) continue;
+      if (kd[base + j]! - toC - BOUND_SLACK + ah + ch[p]! > cut) continue;
       ids[n] = p;
-      rtt[n++] = predictRttAt(a.vec, ai * d, a.height[ai]!, cv, p * d, ch[p]!, d);
+      rtt[n++] = predictRttAt(av, ai * d, ah, cv, p * d, ch[p]!, d);
     }
-    this.addRelevant(set, ids, rtt, n, this.policy.forwardFanout, hops + 1 >= this.policy.maxHops, t);
+    this.addRelevant(set, ids, rtt, n, k, roomOnly, t);
     return forwardInto(set, this.policy, this.forders[hops]!, hops);
   }
 
