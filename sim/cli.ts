@@ -59,13 +59,16 @@ interface RunFlags {
   faithful?: boolean;
 }
 
-/** The model and recrawl readings from the flags: --faithful sets the paper's
- * reading of all three, an explicit flag overrides it. */
+/** The model and recrawl readings from the flags. The paper's reading of all
+ * three is the default (issue 12); --no-faithful takes the readings the
+ * published tables before it used (reject, physical RTT, system-wide ICR
+ * encourage); an explicit flag overrides either. */
 function readings(flags: Pick<RunFlags, 'faithful' | 'fullSystem' | 'rttRule' | 'icrEncourage'>): { model: SimModel; icrEncourage: IcrEncourage } {
-  const base = flags.faithful ? FAITHFUL_MODEL : DEFAULT_MODEL;
+  const faithful = flags.faithful !== false;
+  const base = faithful ? FAITHFUL_MODEL : DEFAULT_MODEL;
   return {
     model: { fullSystem: flags.fullSystem ?? base.fullSystem, rttRule: flags.rttRule ?? base.rttRule },
-    icrEncourage: flags.icrEncourage ?? (flags.faithful ? 'group' : DEFAULT_RECRAWL_OPTIONS.icrEncourage),
+    icrEncourage: flags.icrEncourage ?? (faithful ? 'group' : DEFAULT_RECRAWL_OPTIONS.icrEncourage),
   };
 }
 
@@ -86,7 +89,8 @@ program
   .option('--min-interval <min>', 'floor on any recrawl interval in minutes (default 5)', numArg('min-interval', 0))
   .option('--encourage <delta>', 'encourage rate δ in (0, 1] (default 0.6)', numArg('encourage', 0.000001))
   .option('--provider-ttl <s>', 'provider record lifetime of the modelled DHT in seconds (default: the live TTL, 600)', intArg('provider-ttl', 4, 7 * 86_400))
-  .option('--faithful', "follow the paper's words where they speak: --full-system hold --rtt-rule paper --icr-encourage group")
+  .option('--faithful', "follow the paper's words where they speak (the default): --full-system hold --rtt-rule paper --icr-encourage group")
+  .option('--no-faithful', 'the earlier readings (the tables before faithful became the default): --full-system reject --rtt-rule physical --icr-encourage system')
   .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))
   .addOption(new Option('--rtt-rule <rule>', 'per-page RTT: the matrix value (physical), or 2 × it (the paper on p2psim)').choices(['physical', 'paper']))
   .addOption(new Option('--icr-encourage <scope>', "ICR's encourage step: one system-wide success rate, or per group (as IIR)").choices(['system', 'group']))
@@ -177,7 +181,8 @@ program
   .option('--latency <file>', 'latency matrix (default: the shipped PlanetLab 490-node data)')
   .option('--out <dir>', 'write sweep.json, sweep.csv, sweep.md and tasks/quality/freshness/success SVG curves here')
   .option('--json', 'print the sweep as one JSON object instead of a Markdown table')
-  .option('--faithful', "the paper's readings (as for run)")
+  .option('--faithful', "the paper's readings (the default, as for run)")
+  .option('--no-faithful', 'the earlier readings (as for run)')
   .addOption(new Option('--full-system <rule>', 'reject | hold (as for run)').choices(['reject', 'hold']))
   .addOption(new Option('--rtt-rule <rule>', 'physical | paper (as for run)').choices(['physical', 'paper']))
   .addOption(new Option('--icr-encourage <scope>', 'system | group (as for run)').choices(['system', 'group']))

@@ -45,6 +45,7 @@ export function markdown(r: ScenarioReport): string {
     '',
     `${r.world.hosts} hosts from ${r.world.hostOrigins} origins, ${r.world.crawlers} crawlers from ${r.world.crawlerOrigins} origins, ` +
       `latency ${r.latencySource} (${r.world.baseNodes} nodes). Channels per group (60→960 min): ${r.world.groupSizes.join(', ')}.`,
+    `Readings: full system ${r.model.fullSystem}, RTT rule ${r.model.rttRule}, ICR encourage ${r.icrEncourage}.`,
     '',
     `### Tasks and mean recrawl interval per rank (paper Table ${r.scenario === 'rec' ? 1 : 3})`,
     '',
@@ -218,7 +219,7 @@ export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
     seed: r.seed,
     steps: r.steps,
     rankOrder: 'index 0 = 60-minute group (paper rank 4) ... index 4 = 960-minute group (paper rank 0)',
-    model: r.model,
+    model: { ...r.model, icrEncourage: r.icrEncourage },
     strategies,
     bounds: r.bounds,
     wallSeconds: r.wallSeconds,

@@ -1,8 +1,8 @@
 // Runs one scenario: builds the world once and simulates each requested strategy on it.
 import type { LatencyMatrix } from '../src/coords/index.js';
 import { loadDefaultLatency, loadLatencyFile } from '../src/coords/index.js';
-import type { RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
-import { STRATEGIES } from '../src/recrawl/index.js';
+import type { IcrEncourage, RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
+import { DEFAULT_RECRAWL_OPTIONS, STRATEGIES } from '../src/recrawl/index.js';
 import type { Bounds } from './bounds.js';
 import { computeBounds } from './bounds.js';
 import type { Routing, StrategyResult } from './engine.js';
@@ -50,6 +50,8 @@ export interface ScenarioReport {
     buildSeconds: number;
   };
   model: SimModel;
+  /** ICR's encourage scope of the run (a recrawl reading, beside the model's). */
+  icrEncourage: IcrEncourage;
   strategies: Partial<Record<StrategyName, StrategyResult>>;
   /** What the run's measured capacity could deliver at best (sim/bounds.ts); null when nothing completed. */
   bounds: Bounds | null;
@@ -129,6 +131,7 @@ export function runScenario(p: RunParams): ScenarioReport {
     latencySource: latency.source,
     world: summariseWorld(world, buildSeconds),
     model: { ...DEFAULT_MODEL, ...p.model },
+    icrEncourage: p.recrawl?.icrEncourage ?? DEFAULT_RECRAWL_OPTIONS.icrEncourage,
     strategies,
     bounds: computeBounds(world, cfg.steps, Object.values(strategies)),
     wallSeconds,

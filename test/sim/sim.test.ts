@@ -321,6 +321,17 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/--crawlers must be an integer/);
   });
+  it("follows the paper's readings by default; --no-faithful restores the earlier ones; a flag overrides either", () => {
+    const model = (...args: string[]) => {
+      const r = cli('run', '--quick', '--steps', '100', '--strategy', 'fixed', '--json', ...args);
+      expect(r.status).toBe(0);
+      return (JSON.parse(r.stdout) as { model: Record<string, string> }).model;
+    };
+    expect(model()).toEqual({ fullSystem: 'hold', rttRule: 'paper', icrEncourage: 'group' });
+    expect(model('--no-faithful')).toEqual({ fullSystem: 'reject', rttRule: 'physical', icrEncourage: 'system' });
+    expect(model('--no-faithful', '--full-system', 'hold')).toEqual({ fullSystem: 'hold', rttRule: 'physical', icrEncourage: 'system' });
+    expect(model('--rtt-rule', 'physical')).toEqual({ fullSystem: 'hold', rttRule: 'physical', icrEncourage: 'group' });
+  });
   it('runs --quick --json and writes --out files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'simout-'));
     const r = cli('run', '--quick', '--steps', '1500', '--scenario', 'ruc', '--json', '--out', dir);
