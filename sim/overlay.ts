@@ -23,7 +23,7 @@
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../src/dht/announce.js';
 import { predictRttAt } from '../src/coords/index.js';
 import { blockIndices, cellIndex, cellSide, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
-import { hash32, kthSmallest } from './spatial.js';
+import { hash32, keepLeast } from './spatial.js';
 import type { FlatCoords } from './flat-coords.js';
 
 export interface OverlayOptions {
@@ -448,15 +448,18 @@ export class Overlay {
     let found = 0;
     let extra = 0;
     let li = 0;
+    // The caller's cut so far: keep.spill × the nearest RTT written, or the
+    // keep.k-th least (top holds the least, ascending). It only falls as the
+    // search goes on, so a crawler beyond it now is beyond it at the end, and
+    // the caller would pass it over: it is not written out (its distance
+    // still counts for the reach test).
+    const top = this.kth;
+    let tops = 0;
+    let nearest = Infinity;
+    let cut = Infinity;
     for (; li < L; li++) {
-      // Before the last level, how far a crawler may lie and still matter.
-      let limit = Infinity;
-      if (keep !== undefined && (extra === 1 || li === L - 1)) {
-        const kth = kthSmallest(rtt, n, keep.k, this.kth);
-        let nearest = Infinity;
-        for (let i = 0; i < n; i++) if (rtt[i]! < nearest) nearest = rtt[i]!;
-        limit = Math.max(keep.spill * nearest, kth);
-      }
+      // At the last level read, how far a crawler may lie and still matter.
+      const limit = keep !== undefined && (extra === 1 || li === L - 1) ? cut : Infinity;
       for (let j = 0; j < B; j++) {
         const cell = this.blocks[base + li * B + j]!;
         if (cell < 0) continue;
@@ -477,14 +480,20 @@ export class Overlay {
           // The last level read: a crawler beyond the limit ranks after every one the
           // caller keeps, and no level follows whose reach test it could count for.
           if (r > limit) continue;
-          out[n] = c;
-          rtt[n] = r;
-          n++;
           // The Router's reach test is on the vector part: the RTT less both heights.
           const dist = r - hh - wh[w]!;
           let from = li;
           while (from < L && dist > reachAt[from]!) from++;
           if (from < L) nearFrom[from]!++;
+          if (r > cut) continue;
+          out[n] = c;
+          rtt[n] = r;
+          n++;
+          if (keep !== undefined) {
+            if (r < nearest) nearest = r;
+            tops = keepLeast(top, tops, keep.k, r);
+            cut = Math.max(keep.spill * nearest, tops === keep.k ? top[keep.k - 1]! : Infinity);
+          }
         }
       }
       near += nearFrom[li]!;
