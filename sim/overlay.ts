@@ -334,6 +334,28 @@ export class Overlay {
     }
   }
 
+  /**
+   * The crawlers some cell lookup returns at t (in the first providersPerCell
+   * valid records of a cell they announce), online ones only. The others
+   * are never offered to the manager's search: tasks reach them only by
+   * forwarding. (A reporting aid, not on the hot path.)
+   */
+  visibleCrawlers(t: number): number {
+    const mark = new Uint8Array(this.C);
+    let n = 0;
+    for (let cell = 0; cell < this.winCount.length; cell++) {
+      this.window(cell, t);
+      for (let w = cell * this.cap; w < cell * this.cap + this.winCount[cell]!; w++) {
+        const c = this.winIds[w]!;
+        if (this.online[c] && !mark[c]) {
+          mark[c] = 1;
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
   /** True while some lookup finds crawler c's records. */
   findable(c: number, t: number): boolean {
     return this.recordUntil[c]! > t;
