@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../../src/dht/announce.js';
-import { announceCells, blockAround, levels } from '../../src/dht/cells.js';
+import { announceCells, blockAround, DEFAULT_CELLS, levels } from '../../src/dht/cells.js';
 import { DEFAULT_OVERLAY_OPTIONS, kadLookupMessages, Overlay, recordSchedule } from '../../sim/overlay.js';
 import type { FlatCoords } from '../../sim/flat-coords.js';
 
@@ -129,5 +129,23 @@ describe('simulated overlay: the widening search', () => {
     ov.search(0, 1 + 3 / 60, out, rtt);
     expect(ov.lookups).toBe(2 * cells);
     expect(kadLookupMessages(28_000, 3)).toBe(3 * 15);
+  });
+});
+
+describe('simulated overlay: what the manager can see', () => {
+  it('a cell lookup returns at most providersPerCell records, so crowded crawlers beyond them are visible to no search', () => {
+    // 30 crawlers on one spot share one cell (one level in use): only 20 can be returned.
+    // (With several levels each cell has its own provider order, so the union is larger.)
+    const hosts = points([[0, 0]]);
+    const crawlers = points(Array.from({ length: 30 }, (_, i) => [i * 1e-6, 0] as [number, number]));
+    const ov = new Overlay(hosts, crawlers, { providersPerCell: 20, cells: { ...DEFAULT_CELLS, minLevel: 8, maxLevel: 8 } });
+    for (let c = 0; c < 30; c++) ov.join(c, 0);
+    expect(ov.visibleCrawlers(0)).toBe(20);
+    const out = new Int32Array(ov.maxFound);
+    const rtt = new Float64Array(ov.maxFound);
+    expect(ov.search(0, 0, out, rtt)).toBe(20);
+    // One that leaves stops counting; its record still fills a window slot until it lapses.
+    ov.leave(out[0]!, 1);
+    expect(ov.visibleCrawlers(1)).toBe(19);
   });
 });
