@@ -53,6 +53,7 @@ interface RunFlags {
   minInterval?: number;
   encourage?: number;
   providerTtl?: number;
+  knownPeers?: [number, number];
   fullSystem?: FullSystemRule;
   rttRule?: RttRule;
   icrEncourage?: IcrEncourage;
@@ -89,6 +90,7 @@ program
   .option('--min-interval <min>', 'floor on any recrawl interval in minutes (default 5)', numArg('min-interval', 0))
   .option('--encourage <delta>', 'encourage rate δ in (0, 1] (default 0.6)', numArg('encourage', 0.000001))
   .option('--provider-ttl <s>', 'provider record lifetime of the modelled DHT in seconds (default: the live TTL, 600)', intArg('provider-ttl', 4, 7 * 86_400))
+  .option('--known-peers <near,random>', "the crawlers each crawler knows and forwards to: its nearest and some at random (default 64,64; a live node probes 8,8)", peerCounts)
   .option('--faithful', "follow the paper's words where they speak (the default): --full-system hold --rtt-rule paper --icr-encourage group")
   .option('--no-faithful', 'the earlier readings (the tables before faithful became the default): --full-system reject --rtt-rule physical --icr-encourage system')
   .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))
@@ -121,7 +123,10 @@ program
       steps: flags.steps,
       quick: flags.quick ?? false,
       latencyPath: flags.latency,
-      config: flags.providerTtl !== undefined ? { overlay: { providerTtlMs: flags.providerTtl * 1000 } } : undefined,
+      config: {
+        ...(flags.providerTtl !== undefined ? { overlay: { providerTtlMs: flags.providerTtl * 1000 } } : {}),
+        ...(flags.knownPeers !== undefined ? { knownPeers: flags.knownPeers[0], knownRandom: flags.knownPeers[1] } : {}),
+      },
       recrawl: { ...recrawl, icrEncourage },
       model,
       onProgress: bar
@@ -146,6 +151,13 @@ program
     if (flags.json) process.stdout.write(JSON.stringify(jsonSummary(report)) + '\n');
     else process.stdout.write(markdown(report) + '\n');
   });
+
+function peerCounts(v: string): [number, number] {
+  const parts = v.split(',');
+  if (parts.length !== 2) throw new Error(`--known-peers takes two counts, near,random (e.g. 8,8), got '${v}'`);
+  const count = intArg('known-peers', 0, 1024);
+  return [count(parts[0]!), count(parts[1]!)];
+}
 
 function crawlerList(v: string): number[] {
   const parts = v.split(',').map((x) => x.trim());
