@@ -295,6 +295,9 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     const e = cli('run', '--provider-ttl', '1');
     expect(e.status).not.toBe(0);
     expect(e.stderr).toMatch(/--provider-ttl must be between 4 and/);
+    const f = cli('run', '--known-peers', '8');
+    expect(f.status).not.toBe(0);
+    expect(f.stderr).toMatch(/--known-peers takes two counts/);
   });
   it('rejects a missing or malformed latency file', () => {
     const a = cli('run', '--quick', '--latency', '/nonexistent/latency.txt');
