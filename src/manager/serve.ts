@@ -40,8 +40,10 @@ function contactUrlArg(v: string): string {
   }
 }
 
-function rateCapArg(v: string): number | null {
-  if (v === 'off' || v === 'none') return null;
+/** 'off' stays a string here: commander turns a parser's null into '' (an empty value);
+ * the action maps it to null (no cap). */
+function rateCapArg(v: string): number | 'off' {
+  if (v === 'off' || v === 'none') return 'off';
   const n = Number(v);
   if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number (e.g. 2 = at most twice the change rate)');
   return n;
@@ -230,8 +232,8 @@ export function registerServe(program: Command): void {
     .option('--spot-check-min-rate <x>', "check at least this share of every volunteer's tasks, 0..1 (default: the reputation's adaptive rate, 2-7.4 %)", numberArg('--spot-check-min-rate', 0, 1))
     .option('--contact-url <url>', "the operator's contact page: sent to every volunteer in the manager's signed configuration and put in their User-Agent, so site owners can find who crawls them (default: the project's page)", contactUrlArg)
     .option('--log-level <level>', 'pino log level', 'info')
-    .action(async (flags: ServeFlags) => {
-      await runServe(flags);
+    .action(async (flags: Omit<ServeFlags, 'rateCap'> & { rateCap: number | 'off' }) => {
+      await runServe({ ...flags, rateCap: flags.rateCap === 'off' ? null : flags.rateCap });
     });
 }
 

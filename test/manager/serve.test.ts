@@ -2,7 +2,7 @@
 // holds due channels while no volunteer is online, stops on SIGTERM with exit 0
 // and releases the database.
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tempDir } from './helpers.js';
@@ -14,26 +14,39 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
+/** Starts `dht-manager serve` on loopback with free ports; resolves once it printed the join command. */
+async function startServe(dir: string, more: string[]): Promise<{ child: ChildProcess; banner: string; api: string }> {
+  const child = spawn(process.execPath, ['bin/dht-manager.js', 'serve', '--data-dir', dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--http-port', '0', '--lan', ...more], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(() => child.kill('SIGKILL'));
+  let err = '';
+  const banner = await new Promise<string>((done, fail) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (/volunteer-crawler join \S+ --manager \S+\n/.test(err)) done(err);
+    });
+    child.on('exit', (code) => fail(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { child, banner, api: /operator API (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]! };
+}
+
+/** SIGTERM; resolves with the exit code. */
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise<number | null>((done) => {
+    child.once('exit', (c) => done(c));
+    child.kill('SIGTERM');
+  });
+}
+
 describe('dht-manager serve', () => {
   it('prints the volunteer join command, serves the API, and stops gracefully', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const child = spawn(process.execPath, ['bin/dht-manager.js', 'serve', '--data-dir', t.dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--http-port', '0', '--lan', '--strategy', 'icr', '--tick', '10', '--log-level', 'warn'], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    cleanups.push(() => child.kill('SIGKILL'));
-    let err = '';
-    const banner = await new Promise<string>((done, fail) => {
-      child.stderr.on('data', (d: Buffer) => {
-        err += d.toString();
-        if (/volunteer-crawler join \S+ --manager \S+\n/.test(err)) done(err);
-      });
-      child.on('exit', (code) => fail(new Error(`serve exited ${code}: ${err}`)));
-    });
+    const { child, banner, api } = await startServe(t.dir, ['--strategy', 'icr', '--tick', '10', '--log-level', 'warn']);
     const join = /volunteer-crawler join (\/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\/(\w+)) --manager (\w+)/.exec(banner)!;
     expect(join[2]).toBe(join[3]);
-    const api = /operator API (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
     const status = (await (await fetch(`${api}/api/status`)).json()) as { peerId: string; strategy: string; rateCap: number };
     expect(status.peerId).toBe(join[3]);
     expect(status.strategy).toBe('icr');
@@ -47,16 +60,21 @@ describe('dht-manager serve', () => {
     await new Promise((r) => setTimeout(r, 500)); // 50 scheduler steps at --tick 10
     expect((await st()).counters).toMatchObject({ tasksIssued: 0, tasksFailed: 0 });
     expect((await st()).tasks.queued).toBe(1);
-    const code = await new Promise<number | null>((done) => {
-      child.once('exit', (c) => done(c));
-      child.kill('SIGTERM');
-    });
-    expect(code).toBe(0);
+    expect(await stop(child)).toBe(0);
     // the lock is released and the channel persisted; the identity is kept
     const list = spawnSync(process.execPath, ['bin/dht-manager.js', 'channels', 'list', '--data-dir', t.dir], { cwd: root, encoding: 'utf8' });
     expect(list.status).toBe(0);
     expect(list.stdout).toContain('http://svc.test');
   }, 90_000);
+
+  it('--rate-cap off starts without a cap', async () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    const { child, api } = await startServe(t.dir, ['--rate-cap', 'off', '--log-level', 'warn']);
+    const status = (await (await fetch(`${api}/api/status`)).json()) as { rateCap: number | null };
+    expect(status.rateCap).toBeNull();
+    expect(await stop(child)).toBe(0);
+  }, 60_000);
 
   it('--help lists the flags; bad flags are usage errors', () => {
     const h = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--help'], { cwd: root, encoding: 'utf8' });
