@@ -77,6 +77,13 @@ export class ChannelRepository {
     return (await this.store.getMany<Channel>(ids.map((id) => K.channel(id)))).map((c) => c?.host);
   }
 
+  /** A channel with, when `withRecrawl`, its scheduling record and history: one read (an upload's final part). */
+  async withRecrawl(id: string, withRecrawl: boolean): Promise<{ channel: Channel | undefined; schedule: SchedRecord | undefined; history: RecrawlHistoryRecord[] }> {
+    if (!withRecrawl) return { channel: await this.get(id), schedule: undefined, history: [] };
+    const [channel, schedule, history] = await this.store.getMany<unknown>([K.channel(id), K.sched(id), K.history(id)]);
+    return { channel: channel as Channel | undefined, schedule: schedule as SchedRecord | undefined, history: (history as RecrawlHistoryRecord[] | undefined) ?? [] };
+  }
+
   async history(id: string): Promise<RecrawlHistoryRecord[]> {
     return (await this.store.get<RecrawlHistoryRecord[]>(K.history(id))) ?? [];
   }

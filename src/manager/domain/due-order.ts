@@ -95,6 +95,9 @@ export class DueMerge {
   private readonly closed: boolean[];
   private readonly ended: boolean[];
   private readonly held: Pending[] = [];
+  /** Each stream's head as last computed (undefined: to compute; it changes only when the
+   * stream moves on or is fed), so a step does not rebuild every stream's head. */
+  private readonly heads: (Pending | null | undefined)[];
 
   constructor(
     private readonly s: Scheduler,
@@ -105,6 +108,7 @@ export class DueMerge {
     this.pos = new Array<number>(n).fill(0);
     this.closed = new Array<boolean>(n).fill(false);
     this.ended = new Array<boolean>(n).fill(false);
+    this.heads = new Array<Pending | null | undefined>(n).fill(undefined);
   }
 
   private kind(stream: number): Stream {
@@ -118,7 +122,8 @@ export class DueMerge {
       b.splice(0, this.pos[stream]!);
       this.pos[stream] = 0;
     }
-    b.push(...items);
+    for (const it of items) b.push(it);
+    this.heads[stream] = undefined;
     if (last) this.ended[stream] = true;
   }
 
@@ -134,10 +139,13 @@ export class DueMerge {
   }
 
   private head(stream: number): Pending | null {
+    const cached = this.heads[stream];
+    if (cached !== undefined) return cached;
     const it = this.bufs[stream]![this.pos[stream]!];
-    if (it === undefined) return null;
     const at = this.kind(stream);
-    return { due: lowerBound(this.s, it.e, at), g: it.e.g, id: it.e.id, e: it.e, at };
+    const h = it === undefined ? null : { due: lowerBound(this.s, it.e, at), g: it.e.g, id: it.e.id, e: it.e, at };
+    this.heads[stream] = h;
+    return h;
   }
 
   next(): MergeStep {
@@ -170,6 +178,7 @@ export class DueMerge {
       }
       if (bestKey === null) return { kind: 'done' };
       this.pos[best] = this.pos[best]! + 1;
+      this.heads[best] = undefined;
       const due = this.s.dueOf(bestKey.e);
       if (due === bestKey.due) return { kind: 'due', e: bestKey.e, at: bestKey.at, due };
       // Its due time is later than its place says (a round moved its group's interval

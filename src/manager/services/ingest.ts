@@ -133,7 +133,9 @@ export class IngestService {
       handedOver = true;
     }
     if (t.state === 'done') return this.duplicate();
-    const ch = await repos.channels.get(t.channel);
+    const success = r.final && SUCCESS_STATUSES.has(r.status);
+    // The final part of a success also needs the channel's recrawl records: read with it.
+    const { channel: ch, schedule, history: pastVisits } = await repos.channels.withRecrawl(t.channel, success);
     if (ch === undefined) return this.refuse(from, `channel ${t.channel} no longer exists`);
     if (r.channel.origin !== ch.origin) return this.refuse(from, 'result is for another channel');
 
@@ -148,10 +150,10 @@ export class IngestService {
       warc.push({ url: v.meta.url, fetchedAt: v.meta.fetchedAt, text: v.text, meta: { ...v.meta, channel: ch.id } });
     }
     for (const [url, latest] of diff.latest) ops.push(repos.pages.latestOp(ch.id, url, latest));
-    const success = r.final && SUCCESS_STATUSES.has(r.status);
-    // Reads the final part needs, outside the commit lock (this channel is locked).
-    const hadUpdate = success && ((await repos.channels.schedule(ch.id))?.lu ?? null) !== null;
-    const history = success && hadUpdate ? await repos.channels.history(ch.id) : [];
+    // The final part's history, read outside the commit lock (this channel is locked); only
+    // a channel that was updated before has one that counts.
+    const hadUpdate = success && (schedule?.lu ?? null) !== null;
+    const history = hadUpdate ? pastVisits : [];
     // The channel's other stored pages matter to the known list unless the crawl is
     // complete and this is its only part: then the known pages are exactly the ones
     // this part saw, and the scan of the channel's pages is skipped.
