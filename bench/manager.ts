@@ -1,4 +1,4 @@
-// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive]
+// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--populate-only] [--keep] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive]
 //
 // The manager without the network, on a real LevelDB:
 //   1. populate: N channels through the channel service's addMany (validated, batched);
@@ -16,7 +16,8 @@
 //   4b. --archive full ingest (bench/manager-archive.ts): WARC batches of 10 pages of
 //      20 KB as volunteers upload them, checked and written (skip with --no-archive);
 //   5. peak RSS (getrusage maxrss) and a second restart with the issued tasks in flight.
-// No heap flags: the manager keeps no channel in memory (the due index, the channel
+// No heap flags (the V8 heap's growing factor is set in-process, as `dht-manager serve`
+// sets it: src/manager/process-memory.ts): the manager keeps no channel in memory (the due index, the channel
 // records and the page store are on disk; tasks in flight are capped, 100 000 by
 // default), so its memory should not grow with N.
 // Targets (issue 15): ≥ 20 000 tasks/s, ≥ 3 000 pages/s, peak RSS ≤ 400 MB at 3 M channels
@@ -33,6 +34,7 @@ import type { IssuedTask } from '../src/manager/services/tasks.js';
 import { IngestService } from '../src/manager/services/ingest.js';
 import { DEFAULT_GROUPING } from '../src/manager/domain/estimator.js';
 import { WarcExporter } from '../src/manager/warc.js';
+import { limitHeapSlack } from '../src/manager/process-memory.js';
 import { createRng } from '../src/rng.js';
 import { benchArchiveIngest, type ArchiveBenchResult } from './manager-archive.js';
 
@@ -47,8 +49,10 @@ const { values } = parseArgs({
     'archive-seconds': { type: 'string', default: '10' },
     'no-archive': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    'populate-only': { type: 'boolean', default: false },
   },
 });
+limitHeapSlack(); // as `dht-manager serve` does for its process
 const N = Number(values.channels);
 if (!Number.isInteger(N) || N < 100) {
   console.error('--channels must be an integer ≥ 100');
@@ -67,12 +71,18 @@ const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 const clock = { t: Date.UTC(2026, 0, 1) };
 const now = () => clock.t;
 
-// Peak RSS per phase (sampled every 50 ms), to see where memory goes.
+// Peak RSS per phase (sampled every 50 ms), to see where memory goes: at each phase's
+// peak, how much of it was V8's heap (committed, and used) and external memory.
 const phasePeak: Record<string, number> = {};
+const phasePeakDetail: Record<string, { heapTotal: number; heapUsed: number; external: number }> = {};
 let phase = 'start';
+const mb = (x: number) => Math.round(x / 2 ** 20);
 const sampler = setInterval(() => {
-  const r = process.memoryUsage.rss() / 2 ** 20;
-  phasePeak[phase] = Math.max(phasePeak[phase] ?? 0, Math.round(r));
+  const r = mb(process.memoryUsage.rss());
+  if (r <= (phasePeak[phase] ?? 0)) return;
+  phasePeak[phase] = r;
+  const u = process.memoryUsage();
+  phasePeakDetail[phase] = { heapTotal: mb(u.heapTotal), heapUsed: mb(u.heapUsed), external: mb(u.external) };
 }, 50);
 sampler.unref();
 const enter = (p: string) => {
@@ -93,6 +103,11 @@ async function main() {
   }
   const populateSeconds = (performance.now() - t0) / 1000;
   say(`populate: ${N} channels in ${populateSeconds.toFixed(1)} s`);
+  if (values['populate-only']) {
+    // A database to copy for several runs (--data-dir <copy>): populating millions of channels is slow.
+    await m.close();
+    return;
+  }
 
   enter('restart');
   // 2. restart (the old instance is dropped first, as a restarted process would)
@@ -234,7 +249,7 @@ async function main() {
   say(`restart with ${m.inflight.size} tasks in flight: ${restartWithTasksSeconds.toFixed(2)} s`);
   await m.close();
   const peak = peakRssMb();
-  say(`peak RSS ${peak.toFixed(0)} MB; per phase ${JSON.stringify(phasePeak)}`);
+  say(`peak RSS ${peak.toFixed(0)} MB; per phase ${JSON.stringify(phasePeak)}; V8 heap and external memory at each phase's peak ${JSON.stringify(phasePeakDetail)}`);
   const out = {
     channels: N,
     populateSeconds: +populateSeconds.toFixed(2),
@@ -255,6 +270,7 @@ async function main() {
     peakRssMb: Math.round(peak),
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
     phasePeakRssMb: phasePeak,
+    phasePeakDetailMb: phasePeakDetail,
     targets: { scheduledPerSec: 20_000, ingestPagesPerSec: 3000, archivePagesPerSec: 2000, peakRssMb: 400, restartSeconds: 5 },
   };
   if (values.json) process.stdout.write(JSON.stringify(out) + '\n');

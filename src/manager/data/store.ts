@@ -13,6 +13,9 @@ import type { KeyRange } from './keys.js';
 
 export type BatchOp = { type: 'put'; key: string; value: unknown; valueEncoding?: 'utf8' } | { type: 'del'; key: string };
 
+/** LevelDB's memtable size (see Store.open). */
+export const WRITE_BUFFER_BYTES = 8 * 1024 * 1024;
+
 /** Past the last key of a range: '\uffff' sorts after every character a key uses. */
 const END = '\uffff';
 
@@ -40,9 +43,11 @@ export class Store {
   static async open(dataDir: string, opts: { sync?: boolean } = {}): Promise<Store> {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const dir = join(dataDir, 'db');
-    // A larger write buffer: uploads write 20 KB page texts, and LevelDB's default 4 MB
-    // memtable would flush (and stall writers on level-0 files) every ~200 pages.
-    const db = new Level<string, unknown>(dir, { valueEncoding: 'json', writeBufferSize: 32 * 1024 * 1024, maxFileSize: 8 * 1024 * 1024 });
+    // The write buffer: uploads write 20 KB page texts, and LevelDB's default 4 MB memtable
+    // would flush (and stall writers on level-0 files) every ~200 pages; 32 MB cost ≈ 50 MB
+    // more RSS than 8 MB (two memtables while one flushes, and glibc keeping what they
+    // freed), for an ingest rate that could not be told apart under load (docs/manager.md).
+    const db = new Level<string, unknown>(dir, { valueEncoding: 'json', writeBufferSize: WRITE_BUFFER_BYTES, maxFileSize: 8 * 1024 * 1024 });
     try {
       await db.open();
     } catch (err) {

@@ -27,8 +27,10 @@ import { recordUpdate } from './ingest-update.js';
 import { commitScheduled, snapshot } from './schedules.js';
 import type { TaskService } from './tasks.js';
 
-/** Pages the WARC exporter may lag behind before uploads wait for it. */
-export const WARC_MAX_BACKLOG = 2000;
+/** Pages the WARC exporter may lag behind before uploads wait for it. The pages in its
+ * queue are held in memory (≈ 20 KB of text each, copied into the messages to its
+ * thread): 500 bound that at ≈ 10 MB where 2 000 let it reach ≈ 40 MB. */
+export const WARC_MAX_BACKLOG = 500;
 
 /** Where stored pages are exported (warc.ts's WarcExporter). */
 export interface WarcSink {
