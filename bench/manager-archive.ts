@@ -11,7 +11,6 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { join } from 'node:path';
 import type { Manager } from '../src/manager/manager.js';
-import type { IssuedTask } from '../src/manager/services/tasks.js';
 import { ArchiveService } from '../src/manager/services/archive.js';
 import { ArchiveWriter } from '../src/manager/warc.js';
 import { encodeUploadBatch } from '../src/crawler/warc/upload-batch.js';
@@ -48,7 +47,13 @@ function entriesFor(origin: string, date: number, html: (j: number) => Buffer): 
 }
 
 /** Runs the phase for `budgetMs` over tasks whose uploads the manager applied from `holder`. */
-export async function benchArchiveIngest(m: Manager, tasks: IssuedTask[], holder: string, dir: string, text: (k: number) => string, now: () => number, budgetMs: number): Promise<ArchiveBenchResult> {
+/** What the ingest phases keep of an issued task (services/tasks.ts IssuedTask). */
+export interface SampledTask {
+  task: { id: string; scope: { origin: string; pathPrefixes: string[] } };
+  channel: { host: string };
+}
+
+export async function benchArchiveIngest(m: Manager, tasks: SampledTask[], holder: string, dir: string, text: (k: number) => string, now: () => number, budgetMs: number): Promise<ArchiveBenchResult> {
   const pool = tasks.slice(0, 32);
   if (pool.length === 0) throw new Error('no tasks to archive for');
   const html = (j: number) => Buffer.from(`<!DOCTYPE html><html><head><title>page ${j}</title></head><body><p>${text(j).slice(0, 19_900)}</p></body></html>`, 'utf8');
