@@ -255,7 +255,7 @@ function triangleViolations(obs: readonly RttObservation[], o: PlausibilityOptio
 export interface MeasuredPosition {
   /** Where the RTTs place the node (src/coords' placeHost, measurers as landmarks). */
   coord: Coordinate;
-  /** How far that position may be off, ms: its median relative misfit × the median RTT, at least slackMs. */
+  /** How far that position may be off, ms: its median relative misfit × the median RTT (at least slackMs), plus its fitted height. */
   uncertaintyMs: number;
   measurers: number;
 }
@@ -272,6 +272,9 @@ export function measuredPosition(
   const obs = distinctObservations(observations, dims);
   if (obs.length < o.minMeasurers) return null;
   const coord = placeHost(obs.map((x) => ({ coord: x.coord, rttMs: x.rttMs })), { ...vivaldi, dimensions: dims }, rng);
-  const uncertaintyMs = Math.max(o.slackMs, coord.error * medianOf(obs.map((x) => x.rttMs)));
+  // A fitted height can be traded for distance when the measurers do not
+  // surround the node (move towards them, grow the height: the fit barely
+  // changes), so the position is uncertain by that height too.
+  const uncertaintyMs = Math.max(o.slackMs, coord.error * medianOf(obs.map((x) => x.rttMs))) + Math.max(0, coord.height);
   return { coord, uncertaintyMs, measurers: obs.length };
 }

@@ -50,6 +50,9 @@ export interface RouterOptions {
   /** Bound on the kad getClosestPeers query of hash routing, ms (the crawlers
    * already known compete too, so a cut-short query still routes). */
   hashQueryMs?: number;
+  /** Checks each candidate's coordinate claim and announced cells against
+   * measured RTTs (overlay-check.ts); a candidate it refuses is not used. */
+  overlay?: { admit(peer: string, cells: readonly string[]): boolean };
   log?: Logger;
 }
 
@@ -128,15 +131,16 @@ export class Router {
    * any (-1: nobody is announced near c). */
   async lookup(c: Coordinate, exclude: Set<string> = new Set()): Promise<{ states: PeerState[]; level: number }> {
     const cells = this.o.cells ?? DEFAULT_CELLS;
-    const ids = new Set<string>();
+    const ids = new Map<string, string[]>();
     let finest = -1;
     for (const level of [...cellLevels(cells)].reverse()) {
-      const answers = await Promise.all(blockAround(c, level, cells).map((cell) => this.cellLookup.providers(cell)));
-      for (const a of answers) for (const id of a.ids) ids.add(id);
+      const block = blockAround(c, level, cells);
+      const answers = await Promise.all(block.map((cell) => this.cellLookup.providers(cell)));
+      for (const [i, a] of answers.entries()) for (const id of a.ids) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
       if (answers.some((a) => a.ids.length > 0)) finest = level;
       if (answers.every((a) => a.complete)) break;
     }
-    const fresh = [...ids].filter((id) => !exclude.has(id) && this.usable(id));
+    const fresh = [...ids.keys()].filter((id) => !exclude.has(id) && this.usable(id) && this.o.overlay?.admit(id, ids.get(id)!) !== false);
     return { states: await this.refresh(fresh), level: finest };
   }
 
@@ -225,7 +229,7 @@ export class Router {
       let live = found.states;
       if (live.length === 0) {
         // Nothing announced anywhere near (or all stale): fall back to every crawler we know.
-        live = this.o.peers.crawlers().filter((p) => !exclude.has(p.id) && p.id !== this.o.libp2p.peerId.toString());
+        live = this.o.peers.crawlers().filter((p) => !exclude.has(p.id) && p.id !== this.o.libp2p.peerId.toString() && this.o.overlay?.admit(p.id, []) !== false);
       }
       candidates = live.length;
       ordered = this.rank(live, c).map((p) => p.id);

@@ -10,6 +10,7 @@ import { startLibp2pPeer, stopLibp2pQuietly, type Libp2pOptions, type VolcrawlLi
 import { CoordService } from '../dht/coord-protocol.js';
 import { PeerTable, type PeerState } from '../dht/peers.js';
 import { Router } from '../dht/router.js';
+import { OverlayChecker, type OverlayVerdict } from '../dht/overlay-check.js';
 import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
 import { sendTask } from '../dht/task-protocol.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
@@ -31,6 +32,8 @@ export interface ManagerNodeOptions extends ManagerLibp2pOptions {
   routerCacheTtlMs?: number;
   /** The operator's contact URL, sent to volunteers in the signed configuration (their User-Agent carries it). */
   contactUrl?: string | null;
+  /** How long a crawler's overlay verdict (coordinate claim and cells) holds before it is checked again, ms. */
+  overlayCheckTtlMs?: number;
   log: Logger;
 }
 
@@ -39,6 +42,8 @@ export class ManagerNode {
   readonly peers = new PeerTable();
   readonly coords: CoordService;
   readonly router: Router;
+  /** Checks candidates' coordinate claims and cells through witnesses before the router uses them. */
+  readonly overlay: OverlayChecker;
   readonly receiver: UploadReceiver;
   /** The archive upload protocol, served with `--archive full` only. */
   readonly archiveReceiver: ArchiveReceiver | null;
@@ -60,7 +65,15 @@ export class ManagerNode {
       rng: createRng(deriveSeed(1, `manager:${libp2p.peerId.toString()}`)),
       log: o.log,
     });
-    this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, log: o.log });
+    this.overlay = new OverlayChecker({
+      libp2p,
+      peers: this.peers,
+      rng: createRng(deriveSeed(1, `overlay:${libp2p.peerId.toString()}`)),
+      ttlMs: o.overlayCheckTtlMs ?? 120_000,
+      onVerdict: (v) => void this.overlayOutcome(v),
+      log: o.log,
+    });
+    this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, overlay: this.overlay, log: o.log });
     this.receiver = new UploadReceiver({
       libp2p,
       onUpload: async (msg, from) => {
@@ -158,6 +171,14 @@ export class ManagerNode {
     const before = this.ownerStates.get(from);
     this.ownerStates.note(from, r);
     if (before?.state !== r.state || before.reasons.join() !== r.reasons.join()) this.o.log.info({ volunteer: from, state: r.state, reasons: r.reasons }, 'volunteer state');
+  }
+
+  /** A crawler's coordinate claim or cells checked by witnesses: the verdict goes into its overlay ledger. */
+  private async overlayOutcome(v: OverlayVerdict): Promise<void> {
+    const reason = v.verdict === 'bad' ? `coordinate ${v.claim}${v.claimReasons.length > 0 ? ` (${v.claimReasons.join(', ')})` : ''}, cells ${v.announcement?.verdict ?? 'not checked'}, ${v.witnesses} witnesses` : undefined;
+    await this.o.manager.trust
+      .apply(v.peer, { kind: v.verdict === 'bad' ? 'coordinate' : 'coordinate-ok', at: this.o.manager.clock(), ...(reason !== undefined ? { reason } : {}) })
+      .catch((err: unknown) => this.o.log.warn({ peer: v.peer, err: String(err) }, 'could not record an overlay verdict'));
   }
 
   /** Signs the task's order and routes it to a crawler near its host (never to a quarantined, banned or paused one). */

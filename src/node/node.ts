@@ -19,6 +19,7 @@ import { CoordService } from '../dht/coord-protocol.js';
 import { Announcer } from '../dht/announce.js';
 import { TaskReceiver } from '../dht/task-protocol.js';
 import { Router, type RouteResult } from '../dht/router.js';
+import { WitnessService } from '../dht/overlay-check.js';
 import { uploadResult } from '../dht/upload.js';
 import { uploadArchiveBatch } from '../dht/archive-upload.js';
 import { TaskArchive, type SendBatch } from './task-archive.js';
@@ -155,6 +156,8 @@ export class VolunteerNode {
   readonly announcer: Announcer;
   readonly receiver: TaskReceiver<Task>;
   readonly router: Router;
+  /** Times the RTT to a crawler when a router checks that crawler's coordinate claim (overlay-check.ts). */
+  readonly witness: WitnessService;
   readonly runner: TaskRunner;
   readonly managerLink: ManagerLink;
   readonly trimmer: ConnectionTrimmer;
@@ -198,6 +201,7 @@ export class VolunteerNode {
       minWindow: o.coordMinWindow,
       log: o.log,
     });
+    this.witness = new WitnessService({ libp2p, peers: this.peers, vivaldi: this.vivaldi, log: o.log });
     this.announcer = new Announcer({
       libp2p,
       coord: () => this.vivaldi.coord,
@@ -246,6 +250,7 @@ export class VolunteerNode {
   private ownServices(boot: Multiaddr[]): NodeService[] {
     return [
       { name: 'coordinates', start: () => this.coords.start(), stop: () => this.coords.stop() },
+      { name: 'witness', start: () => this.witness.start(), stop: () => this.witness.stop() },
       { name: 'tasks', start: () => this.receiver.start(), stop: () => this.receiver.stopAccepting() },
       { name: 'bootstrap', start: () => (boot.length > 0 ? this.bootstrap(boot) : undefined) },
       { name: 'announcements', start: () => this.announcer.start(), stop: () => this.announcer.withdraw() },

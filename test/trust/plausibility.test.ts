@@ -92,7 +92,9 @@ describe('measuredPosition', () => {
     const obs = measurers.map((m, i) => ({ measurer: `m${i}`, coord: m, rttMs: predictRtt(truth, m) }));
     const pos = measuredPosition(obs, { dimensions: 2, height: true }, createRng(7))!;
     expect(Math.hypot(pos.coord.vec[0]! + 60, pos.coord.vec[1]!)).toBeLessThan(5);
-    expect(pos.uncertaintyMs).toBe(10); // exact RTTs: the slack floor
+    // exact RTTs: the slack floor, plus the fitted height (distance it could stand in for)
+    expect(pos.coord.height).toBeLessThan(5);
+    expect(pos.uncertaintyMs).toBeCloseTo(10 + pos.coord.height, 9);
     expect(measuredPosition(obs.slice(0, 2), { dimensions: 2 }, createRng(7))).toBeNull();
   });
 });
