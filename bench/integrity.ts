@@ -1,10 +1,11 @@
-// npm run bench:integrity [-- --json] [--honest N] [--malicious forge-text,empty,...] [--sites N]
+// npm run bench:integrity [-- --json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N]
 //                         [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]
 //
 // Issue 13's benchmark: `dht-manager serve` and N honest plus M misbehaving
 // `volunteer-crawler join` processes (the real CLI; misbehaving ones through
 // the test plugin testbed/misbehave.ts: forge-text rewrites page text under the
-// true digest, empty acknowledges tasks and uploads nothing), crawling the
+// true digest, empty acknowledges tasks and uploads nothing, drop accepts tasks
+// and never uploads, fake-coord claims a coordinate 300 ms from its own), crawling the
 // local test web in compressed time. Prints the issue's figures first
 // (targets: every malicious volunteer quarantined, no honest one, no forged
 // version current at the end, detection within a median of 20 of the
@@ -18,7 +19,7 @@ const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
     honest: { type: 'string', default: '5' },
-    malicious: { type: 'string', default: 'forge-text,forge-text,empty' },
+    malicious: { type: 'string', default: 'forge-text,forge-text,empty,drop,fake-coord' },
     sites: { type: 'string', default: '12' },
     pages: { type: 'string', default: '8' },
     'time-scale': { type: 'string', default: '600' },
@@ -29,7 +30,7 @@ const { values } = parseArgs({
   },
 });
 if (values.help) {
-  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]\n');
+  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]\n');
   process.exit(0);
 }
 const int = (name: string, v: string, lo: number, hi: number): number => {

@@ -254,6 +254,29 @@ export class OverlayChecker {
     return true;
   }
 
+  /**
+   * Verifies those of `peers` that are due: never verified, verdict expired, or
+   * found bad more than a quarter TTL ago (so evidence against a liar accrues
+   * faster than for an honest crawler), at most `maxConcurrent` at once. The
+   * manager runs this over every crawler it knows, so a crawler is checked even
+   * when no router meets it (a liar claiming a far region is found in no cell
+   * near the hosts it is really near).
+   */
+  sweep(peers: readonly string[]): number {
+    const now = performance.now();
+    const ttl = this.o.ttlMs ?? 600_000;
+    let started = 0;
+    for (const id of peers) {
+      if (this.pending.size >= (this.o.maxConcurrent ?? 4)) break;
+      const e = this.verdicts.get(id);
+      const due = e === undefined || now >= e.until || (e.v.verdict === 'bad' && now >= e.until - ttl * 0.75);
+      if (!due || this.pending.has(id)) continue;
+      started++;
+      void this.verify(id, e !== undefined ? [...e.cells] : []).catch((err: unknown) => this.o.log?.debug({ peer: id, err: String(err) }, 'overlay verification failed'));
+    }
+    return started;
+  }
+
   /** Witnesses for a claim at `claim`: the nearest crawlers to it first, then random others. */
   private pickWitnesses(peer: string, claim: Coordinate): string[] {
     const self = this.o.libp2p.peerId.toString();

@@ -34,6 +34,8 @@ export interface ManagerNodeOptions extends ManagerLibp2pOptions {
   contactUrl?: string | null;
   /** How long a crawler's overlay verdict (coordinate claim and cells) holds before it is checked again, ms. */
   overlayCheckTtlMs?: number;
+  /** How often every known crawler is looked at for an overlay check that is due, ms. */
+  overlaySweepMs?: number;
   log: Logger;
 }
 
@@ -44,6 +46,7 @@ export class ManagerNode {
   readonly router: Router;
   /** Checks candidates' coordinate claims and cells through witnesses before the router uses them. */
   readonly overlay: OverlayChecker;
+  private overlayTimer: ReturnType<typeof setInterval> | undefined;
   readonly receiver: UploadReceiver;
   /** The archive upload protocol, served with `--archive full` only. */
   readonly archiveReceiver: ArchiveReceiver | null;
@@ -109,6 +112,8 @@ export class ManagerNode {
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
     o.manager.trust.network = { candidates: () => node.volunteers(), dispatchTo: (t, peer) => node.dispatchTo(t, peer) };
     o.manager.trust.checks.startSweep();
+    node.overlayTimer = setInterval(() => node.overlay.sweep(node.crawlers().map((p) => p.id)), o.overlaySweepMs ?? 15_000);
+    node.overlayTimer.unref?.();
     return node;
   }
 
@@ -225,6 +230,7 @@ export class ManagerNode {
     this.o.manager.tasks.dispatch = null;
     this.o.manager.trust.network = null;
     this.o.manager.trust.checks.stopSweep();
+    if (this.overlayTimer !== undefined) clearInterval(this.overlayTimer);
     await this.receiver.stop().catch(() => undefined);
     await this.archiveReceiver?.stop().catch(() => undefined);
     await this.stateReceiver?.stop().catch(() => undefined);

@@ -161,7 +161,8 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     node = await VolunteerNode.start({
       privateKey: key,
       manager: flags.manager,
-      createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin(sink) : sink, log, owner, operator),
+      createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin.wrapSink(sink) : sink, log, owner, operator),
+      ...(plugin?.claim !== undefined ? { claim: plugin.claim } : {}),
       onUploaded: (bytes, result) => owner.noteUpload(bytes, result),
       listen: flags.listen,
       announce: flags.announce,

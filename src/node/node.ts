@@ -7,7 +7,8 @@
 import type { Logger } from 'pino';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { VivaldiNode, type VivaldiOptions } from '../coords/index.js';
+import { VivaldiNode, type Coordinate, type VivaldiOptions } from '../coords/index.js';
+import { claimingVivaldi } from './test-plugin.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
 import { emptyResult, parseTask } from '../crawler/task.js';
@@ -84,6 +85,8 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   vivaldi?: Partial<VivaldiOptions>;
   /** Test hook: delay before answering a coordinate probe from `remote`. */
   probeDelay?: (remote: string) => number;
+  /** Test hook (test-plugin.ts): the coordinate this node claims to others, from its true one. */
+  claim?: (c: Coordinate) => Coordinate;
   /** Shortest gap between probing rounds (while the coordinate is unsettled), ms. */
   coordIntervalMs?: number;
   /** Longest gap between probing rounds (once settled), ms. */
@@ -186,10 +189,12 @@ export class VolunteerNode {
     this.vivaldi = new VivaldiNode(o.vivaldi ?? {}, createRng(deriveSeed(seed, `vivaldi:${libp2p.peerId.toString()}`)));
     this.runner = o.createRunner({ upload: (r) => this.upload(r), archiveFor: (task) => this.archiveFor(task) });
     this.managerLink = new ManagerLink({ libp2p, manager: o.manager, bootstrap: parseBootstrap(o.bootstrap ?? []), checkMs: o.managerCheckMs, log: o.log });
+    // What others hear: the coordinate, or with the test hook a false claim (Vivaldi itself still runs on the truth).
+    const claimed = o.claim === undefined ? this.vivaldi : claimingVivaldi(this.vivaldi, o.claim);
     this.coords = new CoordService({
       libp2p,
       peers: this.peers,
-      vivaldi: this.vivaldi,
+      vivaldi: claimed,
       crawler: true,
       load: () => this.runner.load(),
       rng: createRng(deriveSeed(seed, `coord:${libp2p.peerId.toString()}`)),
@@ -201,10 +206,10 @@ export class VolunteerNode {
       minWindow: o.coordMinWindow,
       log: o.log,
     });
-    this.witness = new WitnessService({ libp2p, peers: this.peers, vivaldi: this.vivaldi, log: o.log });
+    this.witness = new WitnessService({ libp2p, peers: this.peers, vivaldi: claimed, log: o.log });
     this.announcer = new Announcer({
       libp2p,
-      coord: () => this.vivaldi.coord,
+      coord: () => claimed.coord,
       cells: o.cells,
       checkMs: o.announceCheckMs,
       minGapMs: o.announceMinGapMs,

@@ -272,6 +272,9 @@ export class TrustService {
   /** TaskService hook: a task a volunteer accepted was lost (deadline passed without its upload). */
   async taskLost(t: TaskRecord): Promise<void> {
     if (!this.enabled || t.holder === undefined || t.holder === 'unknown') return;
+    // A task it held counts among its tasks (detection is measured in them).
+    const rec = this.record(t.holder);
+    this.records.set(t.holder, { ...rec, tasks: (rec.tasks ?? 0) + 1 });
     await this.apply(t.holder, { kind: 'lost', at: this.core.clock(), taskId: t.id, reason: 'accepted a task and never uploaded it' });
   }
 
