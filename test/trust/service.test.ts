@@ -110,6 +110,35 @@ describe('trust service in a real manager', () => {
     expect(m.trust.status(V1)).not.toBe('quarantined');
   });
 
+  it('checks in flight survive a manager restart: the uploads of the verifier and of the third crawl still decide', async () => {
+    await crawl(F, pages(1), true);
+    await until('the check leaves', () => sent.length > 0);
+    const first = sent[0]!;
+    // The manager stops with the check in flight, and comes back.
+    await m.close();
+    m = await open();
+    expect(m.trust.checks.size).toBe(1);
+    expect(m.trust.isCheck(first.t.task.id)).toBe(true);
+    // The verifier uploads to the new manager: the comparison disagrees and a third crawl leaves…
+    clock.advance(500);
+    await m.ingest.ingest(upload(first.t.task, resultFor(first.t.task, pages(1), { at: clock.now() })), first.peer);
+    await until('the third crawl', () => sent.length > 0);
+    const third = sent[0]!;
+    // …which also survives a restart, with the first verifier's crawl it compares against.
+    await m.close();
+    m = await open();
+    expect(m.trust.isCheck(third.t.task.id)).toBe(true);
+    clock.advance(500);
+    await m.ingest.ingest(upload(third.t.task, resultFor(third.t.task, pages(1), { at: clock.now() })), third.peer);
+    await until('the quarantine', () => m.trust.status(F) === 'quarantined');
+    expect(m.trust.checks.size).toBe(0);
+    expect(m.trust.counters.checksDropped).toBe(0);
+    // Decided checks are gone from the store: a further restart resumes nothing.
+    await m.close();
+    m = await open();
+    expect(m.trust.checks.size).toBe(0);
+  });
+
   it('pages that legitimately changed between the two crawls are never held against either volunteer', async () => {
     await crawl(V1, pages(1));
     // The verifier's crawl comes an hour later: every page has a new version by then.

@@ -87,6 +87,9 @@ export const K = {
   volunteers: () => within('vr!'),
   volunteerWork: (peer: string, channel: string) => `vw!${peer}!${channel}`,
   volunteerWorks: (peer: string) => within(`vw!${peer}!`),
+  /** Check crawls in flight (src/manager/trust/checks.ts), by their task id (no '!'). */
+  volunteerCheck: (id: string) => `vc!${id}`,
+  volunteerChecks: () => within('vc!'),
   // the rest of the manager's state (data/meta.ts)
   meta: (name: 'recrawl' | 'seq' | 'counters' | 'lastRound' | 'rounds' | 'trust' | 'window' | 'dueIndex') => `m!${name}`,
 } as const;

@@ -1,7 +1,8 @@
 // Volunteers as the trust service sees them (src/manager/trust/service.ts): one
 // reputation record per identity (validated on read: a damaged record is
 // reported, not trusted), the channels whose pages each volunteer last
-// supplied (what a quarantine re-crawls), and the trust counters.
+// supplied (what a quarantine re-crawls), the check crawls in flight, and the
+// trust counters.
 import { K } from './keys.js';
 import type { BatchOp, Store } from './store.js';
 
@@ -32,6 +33,21 @@ export class VolunteerRepository {
   /** The channels `peer` supplied pages of, with the last such task. */
   async works(peer: string): Promise<{ channel: string; work: VolunteerWork }[]> {
     return (await this.store.range<VolunteerWork>(K.volunteerWorks(peer))).map((r) => ({ channel: r.rest, work: r.value }));
+  }
+
+  /** Every stored check in flight, unparsed (the trust module validates them). */
+  async checks(): Promise<{ id: string; value: unknown }[]> {
+    const out: { id: string; value: unknown }[] = [];
+    await this.store.scan<unknown>(K.volunteerChecks(), (id, value) => out.push({ id, value }));
+    return out;
+  }
+
+  checkOp(id: string, check: unknown): BatchOp {
+    return { type: 'put', key: K.volunteerCheck(id), value: check };
+  }
+
+  checkDelOp(id: string): BatchOp {
+    return { type: 'del', key: K.volunteerCheck(id) };
   }
 
   counters(): Promise<unknown> {

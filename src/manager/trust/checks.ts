@@ -3,8 +3,12 @@
 // distrusted volunteer's pages. A check is an ordinary signed task with a fresh
 // id and no known pages (every page comes back with its text), sent straight
 // to the chosen volunteer: the crawler cannot tell it from any other task. Its
-// upload is compared, never stored. Checks live in memory: a manager restart
-// drops the ones in flight (they are counted as dropped; reputations persist).
+// upload is compared, never stored. A check in flight is persisted (what it
+// compares against: the subject's crawl and, for a third crawl, the first
+// verifier's) when it leaves and deleted when it is decided, so a manager
+// restart resumes it: the verifier's upload still lands. Its upload parts are
+// not persisted: a resumed check whose first part after the restart is not
+// part 0 lost parts in the restart and is dropped (counted).
 import type { Rng } from '../../rng.js';
 import type { WireCoord } from '../../dht/signing.js';
 import type { UploadedResult } from '../domain/result-schema.js';
@@ -59,6 +63,27 @@ interface Check {
   issuedAt: number;
   deadline: number;
   crawl: CheckCrawl;
+  /** Loaded from the store after a restart. */
+  resumed?: boolean;
+}
+
+/** What is stored of a check (all of it but the parts received so far). */
+type StoredCheck = Omit<Check, 'crawl' | 'resumed'>;
+
+const isView = (v: unknown): v is CrawlView => {
+  const x = v as Partial<CrawlView> | null;
+  return typeof x === 'object' && x !== null && typeof x.volunteer === 'string' && typeof x.taskId === 'string' && Array.isArray(x.pages) && Array.isArray(x.validators);
+};
+
+/** A stored check, or null when the record is not one (a damaged record is dropped, not trusted). */
+function parseStoredCheck(v: unknown): StoredCheck | null {
+  const x = v as Partial<StoredCheck> | null;
+  if (typeof x !== 'object' || x === null) return null;
+  const ok =
+    typeof x.id === 'string' && (x.stage === 'verify' || x.stage === 'tiebreak') && typeof x.channel === 'string' && (x.ratePerMinute === null || typeof x.ratePerMinute === 'number') &&
+    isView(x.subject) && typeof x.peer === 'string' && Number.isFinite(x.issuedAt) && Number.isFinite(x.deadline) &&
+    (x.stage === 'verify' || (isView(x.first) && typeof x.ab === 'object' && x.ab !== null));
+  return ok ? (x as StoredCheck) : null;
 }
 
 /** Task ids of checks and re-crawls: a sequence far from the task service's (ids also carry the time). */
@@ -93,6 +118,39 @@ export class TrustChecks {
 
   get size(): number {
     return this.inFlight.size;
+  }
+
+  /** Loads the checks that were in flight when the manager stopped. */
+  async restore(): Promise<number> {
+    const { repos, log } = this.s.core;
+    const bad: string[] = [];
+    for (const { id, value } of await repos.volunteers.checks()) {
+      const ck = parseStoredCheck(value);
+      if (ck === null || ck.id !== id) {
+        bad.push(id);
+        continue;
+      }
+      this.inFlight.set(id, { ...ck, crawl: new CheckCrawl(), resumed: true });
+    }
+    if (bad.length > 0) {
+      log.warn({ checks: bad.length }, 'damaged check records dropped');
+      await this.s.core.commit.run(() => repos.commit(bad.map((id) => repos.volunteers.checkDelOp(id))));
+    }
+    if (this.inFlight.size > 0) log.info({ checks: this.inFlight.size }, 'checks in flight resumed');
+    return this.inFlight.size;
+  }
+
+  /** Stores a check in flight, or (null) deletes it. */
+  private async persist(id: string, ck: Check | null): Promise<void> {
+    const { repos, commit } = this.s.core;
+    const op = ck === null ? repos.volunteers.checkDelOp(id) : repos.volunteers.checkOp(id, (({ crawl: _crawl, resumed: _resumed, ...rest }) => rest)(ck));
+    await commit.run(() => repos.commit([op]));
+  }
+
+  /** Forgets a check in memory and in the store. */
+  private async forget(id: string): Promise<void> {
+    this.inFlight.delete(id);
+    await this.persist(id, null);
   }
 
   /** Starts the sweep of checks whose crawler never answered. */
@@ -158,21 +216,31 @@ export class TrustChecks {
   async start(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null): Promise<void> {
     const c = this.s.counters;
     const peer = this.pick(subject.volunteer, []);
-    const register = (m: Sent): void => {
-      this.inFlight.set(m.id, { id: m.id, stage: 'verify', channel: ch.id, ratePerMinute, subject, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() });
+    const register = async (m: Sent): Promise<void> => {
+      const ck: Check = { id: m.id, stage: 'verify', channel: ch.id, ratePerMinute, subject, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() };
+      this.inFlight.set(m.id, ck);
+      await this.persist(m.id, ck);
     };
-    const sent = peer === null ? null : await this.send(ch, peer, register, (id) => void this.inFlight.delete(id));
+    const sent = peer === null ? null : await this.send(ch, peer, register, (id) => this.forget(id));
     if (sent === null || sent.by === subject.volunteer) {
-      if (sent !== null) this.inFlight.delete(sent.id);
+      if (sent !== null) await this.forget(sent.id);
       c.checksDropped++;
       this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, verifier: peer }, 'no independent volunteer took the check');
       return;
     }
-    this.inFlight.get(sent.id)!.peer = sent.by;
+    await this.rehome(sent);
     c.spotChecks++;
     c.byReason[reason] = (c.byReason[reason] ?? 0) + 1;
     await this.s.noteChecked(subject.volunteer);
     this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, check: sent.id, verifier: sent.by, reason, status: subject.status, pages: subject.pages.length, live: subject.validators.length }, 'spot check issued');
+  }
+
+  /** The check went to the peer that accepted it (a full receiver forwards): stored again if that changed. */
+  private async rehome(sent: Sent): Promise<void> {
+    const ck = this.inFlight.get(sent.id);
+    if (ck === undefined || ck.peer === sent.by) return;
+    ck.peer = sent.by;
+    await this.persist(ck.id, ck);
   }
 
   /** One upload part of a check crawl. */
@@ -180,9 +248,16 @@ export class TrustChecks {
     const ck = this.inFlight.get(r.taskId);
     if (ck === undefined) throw new UploadRefused(`unknown task ${r.taskId}`);
     if (from !== ck.peer) throw new UploadRefused('upload from a peer that does not hold this task');
+    if (ck.resumed === true && ck.crawl.empty && r.part !== 0) {
+      // Parts before this one came in before the restart and are gone: the crawl cannot be compared.
+      await this.forget(ck.id);
+      this.s.counters.checksDropped++;
+      this.s.core.log.info({ check: ck.id, part: r.part }, 'resumed check dropped: parts were lost in the restart');
+      return 'applied';
+    }
     if (!ck.crawl.add(r)) return 'duplicate';
     if (!r.final) return 'applied';
-    this.inFlight.delete(ck.id);
+    await this.forget(ck.id);
     const view = ck.crawl.view(ck.peer, ck.id, ck.issuedAt, this.s.core.clock());
     await (ck.stage === 'verify' ? this.resolveFirst(ck, view) : this.resolveThird(ck, view));
     await this.s.saveCounters();
@@ -200,17 +275,20 @@ export class TrustChecks {
     if (!pair.needsTieBreak) return;
     const ch = await this.s.core.repos.channels.get(ck.channel);
     const peer = this.pick(ck.subject.volunteer, [view.volunteer]);
-    const register = (m: Sent): void => {
-      this.inFlight.set(m.id, { ...ck, id: m.id, stage: 'tiebreak', first: view, ab, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() });
+    const register = async (m: Sent): Promise<void> => {
+      const third: Check = { ...ck, id: m.id, stage: 'tiebreak', first: view, ab, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() };
+      delete third.resumed;
+      this.inFlight.set(m.id, third);
+      await this.persist(m.id, third);
     };
-    const sent = ch === undefined || peer === null ? null : await this.send(ch, peer, register, (id) => void this.inFlight.delete(id));
+    const sent = ch === undefined || peer === null ? null : await this.send(ch, peer, register, (id) => this.forget(id));
     if (sent === null || sent.by === ck.subject.volunteer || sent.by === view.volunteer) {
-      if (sent !== null) this.inFlight.delete(sent.id);
+      if (sent !== null) await this.forget(sent.id);
       this.s.counters.checksDropped++;
       this.s.core.log.warn({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'a disagreement could not be broken: no third volunteer');
       return;
     }
-    this.inFlight.get(sent.id)!.peer = sent.by;
+    await this.rehome(sent);
     this.s.counters.tieBreaks++;
     await this.s.noteChecked(ck.subject.volunteer);
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, third: sent.by, check: sent.id }, 'disagreement: third crawl issued');
@@ -292,9 +370,10 @@ export class TrustChecks {
     const now = this.s.core.clock();
     for (const ck of [...this.inFlight.values()]) {
       if (now <= ck.deadline + this.graceMs) continue;
-      this.inFlight.delete(ck.id);
+      await this.forget(ck.id);
       this.s.counters.checksDropped++;
-      await this.s.apply(ck.peer, { kind: 'lost', at: now, taskId: ck.id, reason: 'accepted a check crawl and never uploaded it' });
+      // A resumed check's upload may have failed while the manager was down: not held against the verifier.
+      if (ck.resumed !== true) await this.s.apply(ck.peer, { kind: 'lost', at: now, taskId: ck.id, reason: 'accepted a check crawl and never uploaded it' });
     }
   }
 }

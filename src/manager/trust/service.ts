@@ -115,6 +115,7 @@ export class TrustService {
         core.log.warn({ volunteer: id, err: String(err) }, 'damaged reputation record ignored');
       }
     }
+    await s.checks.restore();
     return s;
   }
 

@@ -31,6 +31,11 @@ export class CheckCrawl {
   private readonly parts = new Set<number>();
   status: CrawlView['status'] = 'failed';
 
+  /** No part added yet. */
+  get empty(): boolean {
+    return this.parts.size === 0;
+  }
+
   /** Adds one part; false when it was already added (a retried upload). */
   add(r: UploadedResult): boolean {
     if (this.parts.has(r.part)) return false;
