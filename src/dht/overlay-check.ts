@@ -311,7 +311,10 @@ export class OverlayChecker {
   private async run(peer: string, cells: readonly string[]): Promise<OverlayVerdict> {
     this.verifications++;
     const claim = this.o.peers.get(peer)?.coord;
-    if (claim === undefined) return this.remember(this.unknown(peer, 0, null, 'no-claim'), cells);
+    if (claim === undefined) {
+      this.o.log?.debug({ peer }, 'overlay check undecided: no coordinate claim known');
+      return this.remember(this.unknown(peer, 0, null, 'no-claim'), cells);
+    }
     const timeoutMs = this.o.timeoutMs ?? 10_000;
     const asked = this.pickWitnesses(peer, claim);
     const answers = await Promise.allSettled(asked.map((w) => askWitness(this.o.libp2p, w, peer, timeoutMs)));
@@ -344,6 +347,7 @@ export class OverlayChecker {
     };
     if (v.verdict === 'bad') this.o.log?.warn({ peer, claim: claimCheck.verdict, reasons: claimCheck.reasons, problems: announcement?.problems.slice(0, 4), witnesses: obs.length }, 'crawler not used for routing: its coordinate or cells disagree with measured RTTs');
     if (v.verdict !== 'unknown') this.o.onVerdict?.(v);
+    else this.o.log?.debug({ peer, claim: claimCheck.verdict, asked: asked.length, answered: obs.length, errors: answers.flatMap((a) => (a.status === 'rejected' ? [String(a.reason).slice(0, 120)] : [])).slice(0, 3) }, 'overlay check undecided');
     return this.remember(v, cells);
   }
 

@@ -112,7 +112,11 @@ export class ManagerNode {
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
     o.manager.trust.network = { candidates: () => node.volunteers(), dispatchTo: (t, peer) => node.dispatchTo(t, peer) };
     o.manager.trust.checks.startSweep();
-    node.overlayTimer = setInterval(() => node.overlay.sweep(node.crawlers().map((p) => p.id)), o.overlaySweepMs ?? 15_000);
+    node.overlayTimer = setInterval(() => {
+      const ids = node.crawlers().map((p) => p.id);
+      const started = node.overlay.sweep(ids);
+      if (started > 0) o.log.debug({ crawlers: ids.length, started }, 'overlay checks due');
+    }, o.overlaySweepMs ?? 15_000);
     node.overlayTimer.unref?.();
     return node;
   }
