@@ -139,6 +139,26 @@ describe('trust service in a real manager', () => {
     expect(m.trust.checks.size).toBe(0);
   });
 
+  it('a volunteer that acknowledges tasks and drops them is quarantined once it loses far more than the others; one lost task is nothing', async () => {
+    const D = '12D3KooWDropperDropperDropperDropperDropperDropper1';
+    // The others finish their tasks (and lose one between them).
+    for (const [i, v] of [V1, V2, V3, V1, V2, V3, V1, V2].entries()) {
+      clock.advance(7 * 86_400_000);
+      await crawl(v, pages(i));
+    }
+    const lost = (id: string, n: number) => m.trust.taskLost({ id: `tl${n}`, channel: 'c0', host: 'site.test', issuedAt: clock.now(), deadline: clock.now(), round: 0, state: 'failed', holder: id, parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 });
+    await lost(V3, 0);
+    expect(m.trust.status(V3)).not.toBe('quarantined');
+    // The others lost 1 of 9 (rate 2/11 smoothed): four lost in a row are p = 0.0011, five p = 0.0002.
+    for (let n = 1; n <= 4; n++) await lost(D, n);
+    expect(m.trust.status(D)).toBe('new');
+    await lost(D, 5);
+    expect(m.trust.status(D)).toBe('quarantined');
+    expect(m.trust.summary(D).quarantine?.reason).toMatch(/lost 5 of 5 tasks while the others lose 18\.2 %/);
+    expect(m.trust.summary(D).tasksAtHold).toBe(5);
+    expect(m.trust.status(V3)).not.toBe('quarantined');
+  });
+
   it('pages that legitimately changed between the two crawls are never held against either volunteer', async () => {
     await crawl(V1, pages(1));
     // The verifier's crawl comes an hour later: every page has a new version by then.

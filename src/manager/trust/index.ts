@@ -8,3 +8,4 @@ export * from './compare.js';
 export * from './spot-check.js';
 export * from './verifier.js';
 export * from './tie-break.js';
+export * from './loss.js';

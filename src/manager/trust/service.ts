@@ -22,6 +22,7 @@ import { reputationOptions, type ReputationOptions } from './reputation-options.
 import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, spotCheckRate, summarise, unban, type Outcome, type ReputationRecord, type ReputationSummary, type VolunteerStatus } from './reputation.js';
 import { decideSpotCheck, DEFAULT_SPOT_CHECK, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
 import { TrustChecks, type TrustNetwork } from './checks.js';
+import { lossStandsOut } from './loss.js';
 import { storedCrawlView } from './views.js';
 
 export type { TrustNetwork } from './checks.js';
@@ -91,6 +92,7 @@ export class TrustService {
     // honest volunteer on an overloaded machine missed enough deadlines to be quarantined,
     // and a task acknowledged and dropped is a liveness fault its deadline already handles
     // (one acknowledged as "completed" with nothing in it is caught as an empty crawl).
+    // A volunteer that loses far more of its tasks than the others is caught by loss.ts's test.
     if (!(this.minRate >= 0 && this.minRate <= 1)) throw new RangeError(`minRate must be in [0, 1], got ${o.minRate}`);
     this.rep = reputationOptions({ lostWeight: 0, ...o.reputation });
     // In compressed time a channel of unknown rate changes that much faster too.
@@ -277,6 +279,25 @@ export class TrustService {
     const rec = this.record(t.holder);
     this.records.set(t.holder, { ...rec, tasks: (rec.tasks ?? 0) + 1 });
     await this.apply(t.holder, { kind: 'lost', at: this.core.clock(), taskId: t.id, reason: 'accepted a task and never uploaded it' });
+    // One lost task weighs nothing (churn, a slow machine); losing them while the others do not is a fault.
+    const held = this.record(t.holder);
+    let othersLost = 0;
+    let othersHeld = 0;
+    for (const r of this.records.values()) {
+      if (r.id === held.id) continue;
+      othersLost += r.totals.lost;
+      othersHeld += r.tasks ?? 0;
+    }
+    const test = lossStandsOut(held.totals.lost, held.tasks ?? 0, othersLost, othersHeld);
+    if (test.standsOut && mayWork(held)) {
+      await this.apply(t.holder, {
+        kind: 'disagree',
+        at: this.core.clock(),
+        weight: 2,
+        taskId: t.id,
+        reason: `lost ${held.totals.lost} of ${held.tasks ?? 0} tasks while the others lose ${(test.baseRate * 100).toFixed(1)} % (p = ${test.pValue.toExponential(1)})`,
+      });
+    }
   }
 
   // ---------------------------------------------------------------- quarantine
