@@ -120,6 +120,12 @@ export class TrustChecks {
     return this.inFlight.size;
   }
 
+  /** Whether a check of `volunteer`'s work is in flight. */
+  pendingFor(volunteer: string): boolean {
+    for (const ck of this.inFlight.values()) if (ck.subject.volunteer === volunteer) return true;
+    return false;
+  }
+
   /** Loads the checks that were in flight when the manager stopped. */
   async restore(): Promise<number> {
     const { repos, log } = this.s.core;

@@ -52,10 +52,12 @@ export interface TrustCounters {
   checksInconclusive: number;
   /** Checks that could not be issued (no independent volunteer) or were lost. */
   checksDropped: number;
+  /** Checks not issued because one of the same volunteer's work was in flight. */
+  checksDeferred: number;
   byReason: Record<string, number>;
 }
 
-const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, byReason: {} });
+const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, byReason: {} });
 
 /** A finished task as the ingest service reports it (after its final part is committed). */
 export interface FinishedTask {
@@ -268,6 +270,14 @@ export class TrustService {
       this.spot,
     );
     if (!decision.check || !success) return;
+    // One check of a volunteer's work at a time: while one is in flight its verdict is
+    // still to come, and a volunteer on probation or caught in an anomaly (every task
+    // checked) would otherwise get a check for each task it finishes meanwhile — most
+    // of the benchmark's overhead, for evidence the pending check is about to give.
+    if (this.checks.pendingFor(from)) {
+      this.counters.checksDeferred++;
+      return;
+    }
     const subject = await storedCrawlView(repos, ch.id, { id: t.id, issuedAt: t.issuedAt, holder: from, status: r.status as TaskStatus, receivedAt: f.receivedAt, interSiteUrls: r.interSiteUrls });
     await this.checks.start(ch, subject, decision.reason, ratePerMinute);
   }
