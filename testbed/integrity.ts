@@ -53,7 +53,10 @@ export interface IntegrityResult {
   checks: number;
   tieBreaks: number;
   recrawls: number;
+  /** (checks + third crawls + re-crawls after quarantines) ÷ tasks: the overhead if re-crawls counted. */
+  overheadWithRecrawls: number;
   checksDropped: number;
+  checksDeferred: number;
   forgedCurrentPeak: number;
   runSeconds: number;
   timeScale: number;
@@ -68,7 +71,7 @@ interface VolunteerSummary {
   quarantine: { since: number } | null;
 }
 interface VolunteersView {
-  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number };
+  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number };
   verificationOverhead: number;
   volunteers: VolunteerSummary[];
 }
@@ -165,7 +168,9 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       checks: v.counters.spotChecks,
       tieBreaks: v.counters.tieBreaks,
       recrawls: v.counters.recrawls,
+      overheadWithRecrawls: v.counters.primary > 0 ? Math.round(((v.counters.spotChecks + v.counters.tieBreaks + v.counters.recrawls) / v.counters.primary) * 1e4) / 1e4 : 0,
       checksDropped: v.counters.checksDropped,
+      checksDeferred: v.counters.checksDeferred ?? 0,
       forgedCurrentPeak: peak,
       runSeconds: Math.round((Date.now() - started) / 1000),
       timeScale: o.timeScale,

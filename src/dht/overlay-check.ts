@@ -230,6 +230,13 @@ export class OverlayChecker {
 
   constructor(private readonly o: OverlayCheckOptions) {}
 
+  /** A witness whose own coordinate is not settled is no landmark: its RTT says
+   * nothing about where the crawler is (a new node's coordinate could frame an
+   * honest crawler). The same bound as a claim's (plausibility maxClaimError). */
+  private get maxWitnessError(): number {
+    return this.o.plausibility?.maxClaimError ?? 0.5;
+  }
+
   /** The cached verdict for `peer`, if still valid. */
   verdict(peer: string): OverlayVerdict | undefined {
     const e = this.verdicts.get(peer);
@@ -283,7 +290,7 @@ export class OverlayChecker {
     const k = this.o.witnesses ?? 5;
     const pool = this.o.peers
       .all()
-      .filter((p) => p.crawler && !p.down && p.coord !== undefined && p.id !== peer && p.id !== self && p.coord.vec.length === claim.vec.length && this.verdict(p.id)?.verdict !== 'bad');
+      .filter((p) => p.crawler && !p.down && p.coord !== undefined && p.coord.error <= this.maxWitnessError && p.id !== peer && p.id !== self && p.coord.vec.length === claim.vec.length && this.verdict(p.id)?.verdict !== 'bad');
     const dist = (c: Coordinate) => Math.hypot(...Array.from(c.vec, (x, i) => x - claim.vec[i]!));
     const near = [...pool].sort((a, b) => dist(a.coord!) - dist(b.coord!)).slice(0, Math.ceil(k / 2));
     const rest = pool.filter((p) => !near.includes(p));
@@ -318,7 +325,7 @@ export class OverlayChecker {
     const timeoutMs = this.o.timeoutMs ?? 10_000;
     const asked = this.pickWitnesses(peer, claim);
     const answers = await Promise.allSettled(asked.map((w) => askWitness(this.o.libp2p, w, peer, timeoutMs)));
-    const obs = answers.flatMap((a, i) => (a.status === 'fulfilled' ? [{ measurer: asked[i]!, coord: a.value.coord, rttMs: a.value.rttMs }] : []));
+    const obs = answers.flatMap((a, i) => (a.status === 'fulfilled' && a.value.coord.error <= this.maxWitnessError ? [{ measurer: asked[i]!, coord: a.value.coord, rttMs: a.value.rttMs }] : []));
     const claimCheck = checkCoordinateClaim(claim, obs, this.o.plausibility ?? {});
     // Witnesses lie too (a coordinate claim of their own, an RTT they make up).
     // Those the triangle check blames are set aside before placing the crawler,

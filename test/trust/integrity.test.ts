@@ -24,13 +24,12 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
   }
 }
 
-describe('real processes: a forging volunteer and one faking its coordinate among honest ones', () => {
-  it('both are quarantined, the forged versions stop being current, no honest volunteer is quarantined, and operators see and act on it', async () => {
+describe('real processes: a forging volunteer among honest ones', () => {
+  it('is quarantined, its forged versions stop being current, no honest volunteer is quarantined, and operators see and act on it', async () => {
     let cliChecked = false;
     const res = await runIntegrity({
       honest: 3,
-      // The forger is caught by spot checks, the coordinate faker by witnesses' RTTs (overlay checks).
-      malicious: ['forge-text', 'fake-coord'],
+      malicious: ['forge-text'],
       sites: 6,
       pagesPerSite: 6,
       timeScale: 600,
@@ -44,13 +43,10 @@ describe('real processes: a forging volunteer and one faking its coordinate amon
         expect(list.code, list.stderr).toBe(0);
         const body = JSON.parse(list.stdout) as { volunteers: { id: string; status: string }[]; verificationOverhead: number };
         expect(body.volunteers.find((v) => v.id === malicious[0])?.status).toBe('quarantined');
-        expect(body.volunteers.find((v) => v.id === malicious[1])?.status).toBe('quarantined');
-        const faker = await cli(['show', malicious[1]!, '--api', api, '--json']);
-        expect((JSON.parse(faker.stdout) as { quarantine: { reason: string } }).quarantine.reason).toMatch(/coordinate claims/);
         expect(body.volunteers.filter((v) => honest.includes(v.id)).every((v) => v.status !== 'quarantined' && v.status !== 'banned')).toBe(true);
 
         const metrics = await (await fetch(`${api}/metrics`)).text();
-        expect(metrics).toMatch(/^volcrawl_volunteers\{status="quarantined"\} 2$/m);
+        expect(metrics).toMatch(/^volcrawl_volunteers\{status="quarantined"\} 1$/m);
         expect(metrics).toMatch(/^volcrawl_quarantines_total [1-9]/m);
         expect(metrics).toMatch(/^volcrawl_verification_overhead /m);
 
@@ -69,7 +65,7 @@ describe('real processes: a forging volunteer and one faking its coordinate amon
         cliChecked = true;
       },
     });
-    expect(res.detected, JSON.stringify(res)).toBe(2);
+    expect(res.detected, JSON.stringify(res)).toBe(1);
     expect(res.falselyQuarantined, JSON.stringify(res)).toBe(0);
     expect(res.forgedCurrentAtEnd, JSON.stringify(res)).toBe(0);
     expect(cliChecked).toBe(true);
