@@ -38,10 +38,22 @@ const program = new Command('bench:routing')
   .option('--settle <s>', 'longest wait for coordinates to converge, seconds', (v) => parseInt(v, 10), 300)
   .option('--coord-interval <ms>', 'shortest coordinate probing interval (while coordinates settle)', (v) => parseInt(v, 10), 1000)
   .option('--per-process <k>', 'crawlers per child process (0: all in this process)', (v) => parseInt(v, 10), 10)
+  .option('--start-concurrency <n>', 'child processes starting their nodes at once', (v) => parseInt(v, 10), 4)
   .option('--seed <n>', 'seed', (v) => parseInt(v, 10), 1)
   .option('--json', 'print one JSON object', false)
   .parse(process.argv);
-const opts = program.opts<{ nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; seed: number; json: boolean }>();
+const opts = program.opts<{ nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; startConcurrency: number; seed: number; json: boolean }>();
+for (const [k, v] of Object.entries({ nodes: opts.nodes, tasks: opts.tasks, 'hash-tasks': opts.hashTasks, concurrency: opts.concurrency, settle: opts.settle, 'coord-interval': opts.coordInterval, 'per-process': opts.perProcess, 'start-concurrency': opts.startConcurrency })) {
+  const min = k === 'per-process' || k === 'tasks' || k === 'hash-tasks' ? 0 : 1;
+  if (!Number.isInteger(v) || v < min) {
+    console.error(`bench:routing: --${k} must be an integer ≥ ${min}`);
+    process.exit(2);
+  }
+}
+if (opts.nodes < 2) {
+  console.error('bench:routing: --nodes must be at least 2');
+  process.exit(2);
+}
 const say = (s: string) => {
   if (!opts.json) console.log(s);
   else process.stderr.write(`${s}\n`);
@@ -56,7 +68,16 @@ const netOptions = {
   routerCacheTtlMs: 60_000,
   taskRateLimit: { perSecond: 100_000, burst: 100_000 },
 };
-const net = opts.perProcess > 0 ? new ProcessNet({ ...netOptions, perProcess: opts.perProcess }) : new TestNet(netOptions);
+const t0 = performance.now();
+let lastJoinNote = 0;
+const onJoined = (joined: number, total: number) => {
+  const now = performance.now();
+  if (joined === total || now - lastJoinNote >= 15_000) {
+    lastJoinNote = now;
+    say(`  ${joined}/${total} nodes joined in ${((now - t0) / 1000).toFixed(0)} s (load ${loadavg()[0]!.toFixed(1)})`);
+  }
+};
+const net = opts.perProcess > 0 ? new ProcessNet({ ...netOptions, perProcess: opts.perProcess, startConcurrency: opts.startConcurrency, onJoined }) : new TestNet(netOptions);
 // The children's event-loop lag: queueing that inflates the probes they answer.
 const lagNote = () => {
   if (!(net instanceof ProcessNet)) return '';
@@ -64,9 +85,14 @@ const lagNote = () => {
   const lag = u.lagP99Ms.sort((x, y) => x - y);
   return `, loop lag p99 ${quantileSorted(lag, 0.5).toFixed(0)} ms (worst process ${lag[lag.length - 1]!.toFixed(0)} ms), children's CPU ${u.cpuSeconds.toFixed(0)} s`;
 };
-const t0 = performance.now();
 const load0 = loadavg()[0]!;
-await net.start();
+try {
+  await net.start();
+} catch (err) {
+  console.error(`bench:routing: the network did not start after ${((performance.now() - t0) / 1000).toFixed(0)} s (load average ${loadavg()[0]!.toFixed(1)}): ${(err as Error).message}`);
+  await net.stop().catch(() => undefined);
+  process.exit(1);
+}
 const startSeconds = (performance.now() - t0) / 1000;
 say(`started ${opts.nodes} nodes (${opts.perProcess > 0 ? `${opts.perProcess} per child process` : 'all in this process'}) in ${startSeconds.toFixed(1)} s${lagNote()}`);
 

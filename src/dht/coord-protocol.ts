@@ -38,7 +38,7 @@ export const COORD_PROTOCOL = '/volcrawl/coord/1.0.0';
 export const COORD_MAX_BYTES = 4096;
 /** Peer-store tag on neighbours: the connection manager prunes untagged connections first. */
 export const NEIGHBOUR_TAG = 'volcrawl-neighbour';
-const NEIGHBOUR_TAG_VALUE = 60;
+export const NEIGHBOUR_TAG_VALUE = 60;
 
 const count = z.number().int().min(0).max(1_000_000);
 export const loadSchema = z.object({ running: count, queued: count, free: count });
@@ -100,6 +100,8 @@ export class CoordService {
   readonly pace: AdaptiveProbing;
   /** Whether the pace has reached its longest gap yet (logged once). */
   private settledOnce = false;
+  /** When each peer last probed us (their neighbour sets hold us), performance.now(). */
+  private readonly probers = new Map<string, number>();
   /** Neighbours whose connection closed: probed in the next round. */
   private readonly verify = new Set<string>();
   private nextAt = 0;
@@ -164,6 +166,17 @@ export class CoordService {
     this.o.libp2p.removeEventListener('peer:disconnect', this.onDisconnect);
     this.closing.abort();
     await this.o.libp2p.unhandle(COORD_PROTOCOL).catch(() => undefined);
+  }
+
+  /** Whether `peer` probed this node lately: its neighbour set holds us, so
+   * closing our connection to it would only make it dial again. "Lately" is
+   * twice the time a settled peer with our own settings takes to come round
+   * its whole set (every member once per set-size probes at the longest gap). */
+  probesUs(peer: string): boolean {
+    const at = this.probers.get(peer);
+    if (at === undefined) return false;
+    const o = this.neighbours.opts;
+    return performance.now() - at <= 2 * (o.near + o.far) * this.pace.opts.maxIntervalMs;
   }
 
   /** The probing pace has backed off: samples agree with this node's coordinate. */
@@ -358,6 +371,11 @@ export class CoordService {
           load: req.load,
           crawler: req.crawler ?? false,
         });
+      }
+      if (req.t === 'probe') {
+        this.probers.delete(remote);
+        this.probers.set(remote, performance.now());
+        if (this.probers.size > 4096) this.probers.delete(this.probers.keys().next().value!);
       }
       if (req.t === 'probe' && this.o.probeDelay !== undefined) {
         const ms = this.o.probeDelay(remote);

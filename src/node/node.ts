@@ -13,16 +13,18 @@ import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
 import { emptyResult, parseTask } from '../crawler/task.js';
 import { ConnectionTrimmer } from '../dht/connection-trim.js';
+import { PeerKeeper } from '../dht/peer-keeper.js';
 import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { ManagerLink } from './manager-link.js';
 import { PeerTable, toWireCoord } from '../dht/peers.js';
-import { CoordService } from '../dht/coord-protocol.js';
+import { CoordService, NEIGHBOUR_TAG_VALUE } from '../dht/coord-protocol.js';
 import { Announcer } from '../dht/announce.js';
-import { TaskReceiver } from '../dht/task-protocol.js';
+import { TASK_PROTOCOL, TaskReceiver } from '../dht/task-protocol.js';
 import { Router, type RouteResult } from '../dht/router.js';
 import { WitnessService } from '../dht/overlay-check.js';
-import { uploadResult } from '../dht/upload.js';
-import { uploadArchiveBatch } from '../dht/archive-upload.js';
+import { UPLOAD_PROTOCOL, uploadResult } from '../dht/upload.js';
+import { ARCHIVE_PROTOCOL, uploadArchiveBatch } from '../dht/archive-upload.js';
+import { HOLEPUNCH_PROTOCOL } from '../dht/holepunch/coordination.js';
 import { TaskArchive, type SendBatch } from './task-archive.js';
 import type { CellOptions } from '../dht/cells.js';
 import type { AdaptiveProbeOptions } from '../coords/index.js';
@@ -164,6 +166,7 @@ export class VolunteerNode {
   readonly runner: TaskRunner;
   readonly managerLink: ManagerLink;
   readonly trimmer: ConnectionTrimmer;
+  readonly keeper: PeerKeeper;
   private readonly o: VolunteerNodeOptions;
   private readonly held = new Map<string, Held>();
   private readonly migrated = new Set<string>();
@@ -238,7 +241,29 @@ export class VolunteerNode {
       },
       log: o.log,
     });
-    this.trimmer = new ConnectionTrimmer({ libp2p, softMax: o.maxConnections ?? VOLUNTEER_MAX_CONNECTIONS, log: o.log });
+    // Trimming spares what depends on this node (connection-trim.ts): the
+    // manager link, relays, tasks in flight; peers that probe us rank with our neighbours.
+    const softMax = o.maxConnections ?? VOLUNTEER_MAX_CONNECTIONS;
+    this.trimmer = new ConnectionTrimmer({
+      libp2p,
+      softMax,
+      spare: (peer) => peer === o.manager,
+      busyProtocols: [TASK_PROTOCOL, UPLOAD_PROTOCOL, ARCHIVE_PROTOCOL, HOLEPUNCH_PROTOCOL],
+      value: (peer) => (this.coords.probesUs(peer) ? NEIGHBOUR_TAG_VALUE : 0),
+      log: o.log,
+    });
+    // Below a floor of connections or known crawlers, the node re-bootstraps (peer-keeper.ts).
+    const set = this.coords.neighbours.opts.near + this.coords.neighbours.opts.far;
+    this.keeper = new PeerKeeper({
+      libp2p,
+      peers: this.peers,
+      info: (peer) => this.coords.info(peer),
+      bootstrap: parseBootstrap(o.bootstrap ?? []),
+      minConnections: Math.max(1, Math.min(set, Math.floor(softMax / 2))),
+      minCrawlers: set,
+      rng: createRng(deriveSeed(seed, `keeper:${libp2p.peerId.toString()}`)),
+      log: o.log,
+    });
     this.router = new Router({
       libp2p,
       peers: this.peers,
@@ -261,6 +286,7 @@ export class VolunteerNode {
       { name: 'announcements', start: () => this.announcer.start(), stop: () => this.announcer.withdraw() },
       { name: 'manager link', start: () => this.managerLink.start(), stop: () => this.managerLink.stop() },
       { name: 'connection bound', start: () => this.trimmer.start(), stop: () => this.trimmer.stop() },
+      { name: 'peer keeper', start: () => this.keeper.start(), stop: () => this.keeper.stop() },
     ];
   }
 

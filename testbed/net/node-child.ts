@@ -35,7 +35,10 @@ async function start(m: StartRequest): Promise<void> {
         createRunner: (sink) => new FakeRunner(sink, m.runner),
         log: log.child({ node: spec.i }),
       }),
-    ).then((n) => void nodes.set(spec.i, n));
+    ).then((n) => {
+      nodes.set(spec.i, n);
+      send({ t: 'joined', i: spec.i });
+    });
   let specs = m.nodes;
   let bootstrap = m.bootstrap;
   // The network's first node has nobody to join: it starts alone and the
@@ -53,7 +56,7 @@ async function start(m: StartRequest): Promise<void> {
       try {
         return await startOne(spec, bootstrap);
       } catch (err) {
-        if (!(err instanceof BootstrapError) || attempt >= 3) throw err;
+        if (!(err instanceof BootstrapError) || attempt >= 3) throw new Error(`node ${spec.i} could not join (attempt ${attempt}): ${(err as Error).message}`, { cause: err });
         log.warn({ node: spec.i, attempt, err: String(err) }, 'bootstrap failed; trying again');
       }
     }
