@@ -179,6 +179,15 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   let exact = 0;
   let asOracle = 0;
   let failed = 0;
+  // Where a choice differs from the oracle's: the oracle's crawler was not
+  // among the candidates (the cell search missed it), or it was but ranked
+  // lower (the router's view of coordinates is stale), or the order went on
+  // after a refusal; and how long routes that waited for the DHT took.
+  const why = { missed: 0, staleRank: 0, retried: 0 };
+  const candidates: number[] = [];
+  const levels: Record<string, number> = {};
+  const fetchedMs: number[] = [];
+  const cachedMs: number[] = [];
   let next = 0;
   const tr = performance.now();
   const progress = setInterval(() => say(`  ${next}/${orders.length} routed in ${((performance.now() - tr) / 1000).toFixed(0)} s`), 30_000);
@@ -196,7 +205,19 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
       const i = net.nodeOf(r.chosen)!;
       const best = net.nearest(o.h);
       if (i === best.i) exact++;
-      if (i === oracleChoice.get(o.h)) asOracle++;
+      const oi = oracleChoice.get(o.h)!;
+      if (i === oi) asOracle++;
+      else if (!hash) {
+        const oid = net.peerIdOf(oi);
+        if (r.attempts > 1) why.retried++;
+        else if (r.ranked === undefined || !r.ranked.includes(oid)) why.missed++;
+        else why.staleRank++;
+      }
+      if (!hash) {
+        candidates.push(r.candidates);
+        levels[r.level] = (levels[r.level] ?? 0) + 1;
+        ((r.cellsFetched ?? 0) > 0 ? fetchedMs : cachedMs).push(ms);
+      }
       stretch.push(net.rtt(o.h, net.index[i]!) / best.rtt);
       extra.push(net.rtt(o.h, net.index[i]!) - best.rtt);
     }
@@ -206,7 +227,21 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   stretch.sort((a, b) => a - b);
   extra.sort((a, b) => a - b);
   latency.sort((a, b) => a - b);
-  return { stretch, extra, latency, exact, asOracle, failed };
+  candidates.sort((a, b) => a - b);
+  fetchedMs.sort((a, b) => a - b);
+  cachedMs.sort((a, b) => a - b);
+  const diagnosis = {
+    ...why,
+    candidatesMedian: quantileSorted(candidates, 0.5),
+    candidatesP10: quantileSorted(candidates, 0.1),
+    levels,
+    routesThatFetched: fetchedMs.length,
+    fetchedAcceptP50Ms: quantileSorted(fetchedMs, 0.5),
+    fetchedAcceptP99Ms: quantileSorted(fetchedMs, 0.99),
+    cachedAcceptP50Ms: quantileSorted(cachedMs, 0.5),
+    cachedAcceptP99Ms: quantileSorted(cachedMs, 0.99),
+  };
+  return { stretch, extra, latency, exact, asOracle, failed, diagnosis };
 }
 
 const coordOrders = await makeOrders(opts.tasks, true, 'c');
@@ -242,6 +277,7 @@ const result = {
   sameAsOracle: byCoord.asOracle / Math.max(1, byCoord.stretch.length),
   acceptP50Ms: quantileSorted(byCoord.latency, 0.5),
   acceptP99Ms: quantileSorted(byCoord.latency, 0.99),
+  diagnosis: byCoord.diagnosis,
   hashAcceptP50Ms: quantileSorted(byHash.latency, 0.5),
   failed: byCoord.failed,
   hashFailed: byHash.failed,
@@ -263,6 +299,9 @@ else {
   console.log(`best possible from the coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)} (same choice as ours ${(result.sameAsOracle * 100).toFixed(0)}%)`);
   console.log(`extra RTT over the nearest crawler: median ${result.extraRttMsMedian.toFixed(1)} ms p90 ${result.extraRttMsP90.toFixed(1)} ms (best possible: ${result.oracleExtraRttMsMedian.toFixed(1)} / ${result.oracleExtraRttMsP90.toFixed(1)} ms)`);
   console.log(`hash routing stretch median ${result.hashStretchMedian.toFixed(3)} p90 ${result.hashStretchP90.toFixed(3)}`);
+  const d = result.diagnosis;
+  console.log(`choices unlike the oracle's: ${d.missed} not among the candidates, ${d.staleRank} ranked lower (stale coordinates), ${d.retried} after a refusal; candidates median ${d.candidatesMedian} (p10 ${d.candidatesP10}), finest level found ${JSON.stringify(d.levels)}`);
+  console.log(`routes that waited for a DHT lookup: ${d.routesThatFetched} (accept p50 ${d.fetchedAcceptP50Ms.toFixed(1)} ms p99 ${d.fetchedAcceptP99Ms.toFixed(1)} ms); from cache p50 ${d.cachedAcceptP50Ms.toFixed(1)} ms p99 ${d.cachedAcceptP99Ms.toFixed(1)} ms`);
   console.log(`submit-to-accept p50 ${result.acceptP50Ms.toFixed(1)} ms p99 ${result.acceptP99Ms.toFixed(1)} ms (concurrency ${opts.concurrency})`);
   console.log(`peak RSS summed over processes ${peakRssSumMB.toFixed(0)} MB; ${result.nodes} nodes in ${result.processes} process(es); whole run ${result.wallSeconds.toFixed(0)} s (load average ${result.loadAverage})`);
 }

@@ -70,6 +70,12 @@ export class CellLookup {
     return this.fetch(cell, e);
   }
 
+  /** Whether `providers(cell)` would answer at once (from the cache). */
+  cached(cell: Cell): boolean {
+    const e = this.entries.get(cell.name);
+    return e?.value !== undefined && performance.now() - e.at < (this.o.maxStaleMs ?? 600_000);
+  }
+
   /** Forgets every answer (e.g. after the network changed). */
   clear(): void {
     this.entries.clear();

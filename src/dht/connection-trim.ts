@@ -79,34 +79,43 @@ export class ConnectionTrimmer {
   /** Closes connections beyond the soft bound (outside their grace period and not spared). */
   async trim(): Promise<number> {
     if (this.busy) return 0;
-    const conns = this.o.libp2p.getConnections();
-    const excess = conns.length - this.o.softMax;
-    if (excess <= 0) return 0;
+    let conns = this.o.libp2p.getConnections();
+    if (conns.length <= this.o.softMax) return 0;
     this.busy = true;
     try {
-      const now = Date.now();
-      const grace = this.o.graceMs ?? 30_000;
-      const value = new Map<string, number>();
-      const candidates: Connection[] = [];
-      for (const c of conns) {
-        if (now - c.timeline.open < grace || this.inUse(c)) continue;
-        const id = c.remotePeer.toString();
-        if (this.o.spare?.(id) === true) continue;
-        if (!value.has(id)) value.set(id, await this.tagValue(c.remotePeer));
-        if (value.get(id)! === Infinity) continue;
-        candidates.push(c);
+      // Two peers dialling each other at once end up with two connections;
+      // the spare one (fewest streams, newest) goes first, whatever its age.
+      const dup = duplicates(conns).filter((c) => !this.inUse(c));
+      await Promise.all(dup.map((c) => this.close(c)));
+      if (dup.length > 0) conns = this.o.libp2p.getConnections();
+      const excess = conns.length - this.o.softMax;
+      let closed = dup.length;
+      if (excess > 0) {
+        const now = Date.now();
+        const grace = this.o.graceMs ?? 30_000;
+        const value = new Map<string, number>();
+        const candidates: Connection[] = [];
+        for (const c of conns) {
+          if (now - c.timeline.open < grace || this.inUse(c)) continue;
+          const id = c.remotePeer.toString();
+          if (this.o.spare?.(id) === true) continue;
+          if (!value.has(id)) value.set(id, await this.tagValue(c.remotePeer));
+          if (value.get(id)! === Infinity) continue;
+          candidates.push(c);
+        }
+        const order = candidates.sort(
+          (a, b) =>
+            value.get(a.remotePeer.toString())! - value.get(b.remotePeer.toString())! ||
+            a.streams.length - b.streams.length ||
+            b.timeline.open - a.timeline.open,
+        );
+        const close = order.slice(0, excess);
+        await Promise.all(close.map((c) => this.close(c)));
+        closed += close.length;
       }
-      const order = candidates.sort(
-        (a, b) =>
-          value.get(a.remotePeer.toString())! - value.get(b.remotePeer.toString())! ||
-          a.streams.length - b.streams.length ||
-          b.timeline.open - a.timeline.open,
-      );
-      const close = order.slice(0, excess);
-      await Promise.all(close.map((c) => this.close(c)));
-      this.trimmed += close.length;
-      if (close.length > 0) this.o.log?.debug({ closed: close.length, connections: conns.length, softMax: this.o.softMax }, 'connections trimmed');
-      return close.length;
+      this.trimmed += closed;
+      if (closed > 0) this.o.log?.debug({ closed, duplicates: dup.length, connections: conns.length, softMax: this.o.softMax }, 'connections trimmed');
+      return closed;
     } finally {
       this.busy = false;
     }
@@ -135,4 +144,22 @@ export class ConnectionTrimmer {
   private async close(c: Connection): Promise<void> {
     await c.close({ signal: AbortSignal.timeout(1_000) }).catch(() => c.abort(new Error('connection trimmed')));
   }
+}
+
+/** Every connection but one to each peer: the one kept has the most streams (then is the oldest). */
+function duplicates(conns: Connection[]): Connection[] {
+  const byPeer = new Map<string, Connection[]>();
+  for (const c of conns) {
+    const id = c.remotePeer.toString();
+    const list = byPeer.get(id);
+    if (list === undefined) byPeer.set(id, [c]);
+    else list.push(c);
+  }
+  const out: Connection[] = [];
+  for (const list of byPeer.values()) {
+    if (list.length < 2) continue;
+    list.sort((a, b) => b.streams.length - a.streams.length || a.timeline.open - b.timeline.open);
+    out.push(...list.slice(1));
+  }
+  return out;
 }

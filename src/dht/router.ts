@@ -66,6 +66,10 @@ export interface RouteResult {
   candidates: number;
   /** The finest level at which crawlers were found (-1 for hash routing). */
   level: number;
+  /** Cells whose providers the route waited for (not cached: a DHT lookup). */
+  cellsFetched?: number;
+  /** The candidates as ranked, best first (for the benchmark's diagnosis). */
+  ranked?: string[];
   reason?: string;
 }
 
@@ -129,19 +133,21 @@ export class Router {
 
   /** Live crawlers found around `c`, and the finest level searched that had
    * any (-1: nobody is announced near c). */
-  async lookup(c: Coordinate, exclude: Set<string> = new Set()): Promise<{ states: PeerState[]; level: number }> {
+  async lookup(c: Coordinate, exclude: Set<string> = new Set()): Promise<{ states: PeerState[]; level: number; fetched: number }> {
     const cells = this.o.cells ?? DEFAULT_CELLS;
     const ids = new Map<string, string[]>();
     let finest = -1;
+    let fetched = 0;
     for (const level of [...cellLevels(cells)].reverse()) {
       const block = blockAround(c, level, cells);
+      fetched += block.filter((cell) => !this.cellLookup.cached(cell)).length;
       const answers = await Promise.all(block.map((cell) => this.cellLookup.providers(cell)));
       for (const [i, a] of answers.entries()) for (const id of a.ids) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
       if (answers.some((a) => a.ids.length > 0)) finest = level;
       if (answers.every((a) => a.complete)) break;
     }
     const fresh = [...ids.keys()].filter((id) => !exclude.has(id) && this.usable(id) && this.o.overlay?.admit(id, ids.get(id)!) !== false);
-    return { states: await this.refresh(fresh), level: finest };
+    return { states: await this.refresh(fresh), level: finest, fetched };
   }
 
   private usable(id: string): boolean {
@@ -222,10 +228,12 @@ export class Router {
     let ordered: string[];
     let level = -1;
     let candidates: number;
+    let cellsFetched = 0;
     if (order.hostCoord !== undefined && opts.hash !== true) {
       const c = fromWireCoord(order.hostCoord);
       const found = await this.lookup(c, exclude);
       level = found.level;
+      cellsFetched = found.fetched;
       let live = found.states;
       if (live.length === 0) {
         // Nothing announced anywhere near (or all stale): fall back to every crawler we know.
@@ -239,7 +247,8 @@ export class Router {
       ordered = ids.filter((id) => live.has(id));
       candidates = ordered.length;
     }
-    if (ordered.length === 0) return { status: 'no-crawler', attempts: 0, candidates: 0, level };
+    if (ordered.length === 0) return { status: 'no-crawler', attempts: 0, candidates: 0, level, cellsFetched };
+    const info = { candidates, level, cellsFetched, ranked: ordered };
     let attempts = 0;
     let last: TaskReply | undefined;
     for (const id of ordered.slice(0, this.policy.maxAttempts)) {
@@ -249,15 +258,15 @@ export class Router {
         const reply = await sendTask(this.o.libp2p, id, envelope, 0, this.o.timeoutMs ?? 15_000, undefined, chain);
         if (reply.load !== undefined) this.o.peers.note(id, { load: reply.load });
         last = reply;
-        if (reply.status === 'accepted') return { status: 'accepted', by: reply.by ?? id, chosen: id, attempts, candidates, level };
-        if (reply.status === 'rejected') return { status: 'rejected', chosen: id, attempts, candidates, level, reason: reply.reason };
+        if (reply.status === 'accepted') return { status: 'accepted', by: reply.by ?? id, chosen: id, attempts, ...info };
+        if (reply.status === 'rejected') return { status: 'rejected', chosen: id, attempts, ...info, reason: reply.reason };
         if (reply.status === 'leaving') this.o.peers.markDown(id);
       } catch (err) {
         this.o.peers.markDown(id);
         this.o.log?.debug({ peer: id, err: String(err) }, 'task send failed');
       }
     }
-    return { status: last?.status ?? 'no-crawler', attempts, candidates, level, reason: last?.reason };
+    return { status: last?.status ?? 'no-crawler', attempts, ...info, reason: last?.reason };
   }
 }
 

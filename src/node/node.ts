@@ -116,6 +116,8 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   taskRateLimit?: RateLimitOptions;
   routerCacheTtlMs?: number;
   bootstrapTimeoutMs?: number;
+  /** Connections younger than this are never trimmed, ms (connection-trim.ts; default 30 s). */
+  connectionGraceMs?: number;
   /** Gap between checks of the connection to the manager, ms (see ManagerLink). */
   managerCheckMs?: number;
   /** Told of every result part and archive batch uploaded, with its size as sent (the owner's ledger counts it). */
@@ -247,6 +249,7 @@ export class VolunteerNode {
     this.trimmer = new ConnectionTrimmer({
       libp2p,
       softMax,
+      graceMs: o.connectionGraceMs,
       spare: (peer) => peer === o.manager,
       busyProtocols: [TASK_PROTOCOL, UPLOAD_PROTOCOL, ARCHIVE_PROTOCOL, HOLEPUNCH_PROTOCOL],
       value: (peer) => (this.coords.probesUs(peer) ? NEIGHBOUR_TAG_VALUE : 0),

@@ -15,8 +15,10 @@ const MAX_CONNECTIONS = 10;
 const NEIGHBOURS = { near: 2, far: 3, rotateEvery: 2 };
 const SET = NEIGHBOURS.near + NEIGHBOURS.far;
 
-const net = new TestNet({ nodes: N, seed: 23, deferred: LATE, maxConnections: MAX_CONNECTIONS, neighbours: NEIGHBOURS, runner: { threads: 2, queue: 2, durationMs: 100 } });
+const net = new TestNet({ nodes: N, seed: 23, deferred: LATE, maxConnections: MAX_CONNECTIONS, connectionGraceMs: 10_000, neighbours: NEIGHBOURS, runner: { threads: 2, queue: 2, durationMs: 100 } });
 const live = new Set<VolunteerNode>();
+const t0 = Date.now();
+const phase = (what: string) => process.stderr.write(`bounds: ${what} after ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
 
 /** Nodes whose neighbour set is not full yet, and why (for a failure message). */
 function unfilled(nodes: Iterable<VolunteerNode>): string[] {
@@ -56,11 +58,14 @@ describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
   afterAll(() => net.stop(), 60_000);
 
   it('every node measures a bounded set of neighbours over a bounded set of connections', async () => {
+    phase('started');
     await waitFilled(() => live, 'full neighbour sets');
+    phase('sets full');
     let last: string[] = [];
     await waitFor(() => (last = overBound()).length === 0, 120_000, `connections within ${MAX_CONNECTIONS}`).catch(() => {
       throw new Error(`over the bounds: ${last.join('; ')}`);
     });
+    phase('within bounds');
     // The bound binds: without it, DHT queries and probes would reach more peers.
     expect(Math.max(...[...live].map((n) => n.libp2p.getConnections().length))).toBeGreaterThanOrEqual(MAX_CONNECTIONS - 3);
   }, 260_000);
@@ -79,13 +84,17 @@ describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
       live.add(n);
     }
     const lateIds = new Set(late.map((n) => n.peerId));
+    phase('churned');
     await waitFor(() => [...live].every((n) => !n.coords.neighbours.members().some((id) => goneIds.has(id))), 180_000, 'departed peers to leave every neighbour set');
+    phase('departed dropped');
     await waitFilled(() => late, 'newcomers to fill their sets');
+    phase('newcomers filled');
     await waitFor(() => [...live].some((n) => !lateIds.has(n.peerId) && n.coords.neighbours.members().some((id) => lateIds.has(id))), 180_000, 'a newcomer in an older node\'s set');
     let last: string[] = [];
     await waitFor(() => (last = overBound()).length === 0, 120_000, 'bounds after churn').catch(() => {
       throw new Error(`over the bounds: ${last.join('; ')}`);
     });
+    phase('newcomer met; bounds after churn');
     // The network still routes: tasks reach live crawlers and complete.
     for (const h of net.hosts.slice(0, 3)) {
       const r = await net.route(h);

@@ -35,6 +35,8 @@ export interface VolunteerTuning {
   neighbours?: Partial<NeighbourOptions>;
   /** Connections each volunteer keeps at most. */
   maxConnections?: number;
+  /** Connections younger than this are not trimmed, ms. */
+  connectionGraceMs?: number;
   providerTtlMs?: number;
   vivaldi?: Partial<VivaldiOptions>;
   cells?: CellOptions;
@@ -83,6 +85,7 @@ export function volunteerOptions(
     coordPace: t.coordPace,
     neighbours: t.neighbours,
     ...(t.maxConnections !== undefined ? { maxConnections: t.maxConnections } : {}),
+    ...(t.connectionGraceMs !== undefined ? { connectionGraceMs: t.connectionGraceMs } : {}),
     // Test nodes share CPUs (one process, or many processes on few cores): the
     // queueing that adds only ever inflates an RTT, so a longer min-filter
     // window removes it.
@@ -197,6 +200,11 @@ export abstract class NetBase {
 
   rtt(a: number, b: number): number {
     return this.matrix.rtt[a * this.matrix.n + b]!;
+  }
+
+  /** Peer id of node i. */
+  peerIdOf(i: number): string {
+    return peerIdFromPrivateKey(this.keys[i]!).toString();
   }
 
   /** Dataset index of a peer, if it is one of the crawlers. */

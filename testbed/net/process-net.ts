@@ -193,8 +193,8 @@ export class ProcessNet extends NetBase {
 
 /** The plain-data volunteer settings of `o` (not the matrix: the children get delays). */
 function tuningOf(o: VolunteerTuning): VolunteerTuning {
-  const { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs } = o;
-  return { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs };
+  const { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, connectionGraceMs, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs } = o;
+  return { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, connectionGraceMs, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs };
 }
 
 /** The child's next report of type `t` (matching `match`); rejects when the
