@@ -316,20 +316,25 @@ export class VolunteerNode {
     return node;
   }
 
+  /** Dials every bootstrap peer at once and goes on as soon as one answers
+   * (the others keep dialling in the background): waiting for all of them
+   * held a join for the slowest — on a loaded machine, tens of seconds. */
   private async bootstrap(boot: Multiaddr[]): Promise<void> {
     const errors: string[] = [];
-    let ok = 0;
-    await Promise.all(
-      boot.map(async (ma) => {
-        try {
-          await this.libp2p.dial(ma, { signal: AbortSignal.timeout(this.o.bootstrapTimeoutMs ?? 15_000) });
-          ok++;
-        } catch (err) {
+    const dials = boot.map((ma) =>
+      this.libp2p.dial(ma, { signal: AbortSignal.timeout(this.o.bootstrapTimeoutMs ?? 15_000) }).then(
+        () => undefined,
+        (err: unknown) => {
           errors.push(`${ma.toString()}: ${(err as Error).message}`);
-        }
-      }),
+          throw err;
+        },
+      ),
     );
-    if (ok === 0) throw new BootstrapError(`could not reach any bootstrap peer (${errors.join('; ')})`);
+    try {
+      await Promise.any(dials);
+    } catch {
+      throw new BootstrapError(`could not reach any bootstrap peer (${errors.join('; ')})`);
+    }
     // kad-dht's own self-query then fills the routing table around our id.
   }
 

@@ -49,14 +49,17 @@ async function start(m: StartRequest): Promise<void> {
     bootstrap = nodes.get(first!.i)!.multiaddrs().filter((a) => a.includes('127.0.0.1'));
     specs = rest;
   }
-  // Two at a time, each with up to three tries: ten nodes dialling their
-  // bootstrap peers at once, on a machine whose cores are shared, timed out.
+  // Two at a time, each with up to four tries, each through the next three of
+  // the bootstrap addresses: ten nodes dialling their bootstrap peers at once,
+  // on a machine whose cores are shared, timed out.
   const startRetrying = async (spec: StartRequest['nodes'][number]) => {
     for (let attempt = 1; ; attempt++) {
+      const k = ((attempt - 1) * 3) % Math.max(1, bootstrap.length);
+      const boot = [...bootstrap, ...bootstrap].slice(k, k + Math.min(3, bootstrap.length));
       try {
-        return await startOne(spec, bootstrap);
+        return await startOne(spec, boot);
       } catch (err) {
-        if (!(err instanceof BootstrapError) || attempt >= 3) throw new Error(`node ${spec.i} could not join (attempt ${attempt}): ${(err as Error).message}`, { cause: err });
+        if (!(err instanceof BootstrapError) || attempt >= 4) throw new Error(`node ${spec.i} could not join (attempt ${attempt}): ${(err as Error).message}`, { cause: err });
         log.warn({ node: spec.i, attempt, err: String(err) }, 'bootstrap failed; trying again');
       }
     }

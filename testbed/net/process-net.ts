@@ -107,15 +107,16 @@ export class ProcessNet extends NetBase {
     await this.startChild(this.children[0]!, []);
     // The other processes start in parallel, a few at a time (each starts its
     // own nodes a few at a time): one after another, a 100-node network took
-    // 13–15 s per join on a loaded 2-core machine. Each joins through node 0
-    // and two nodes drawn from those already up, so that node 0's process
-    // (no more CPU than any other) does not take every handshake.
+    // 13–15 s per join on a loaded 2-core machine. Each joins through nodes
+    // drawn from those already up, so that node 0's process (no more CPU than
+    // any other) does not take every handshake.
     const queue = this.children.slice(1);
     const worker = async (): Promise<void> => {
       for (let c = queue.shift(); c !== undefined; c = queue.shift()) {
+        // Up to 8 nodes already up (node 0 first); the child tries 3 at a time, the next 3 on a retry.
         const started = this.addrs.filter((a) => a !== undefined);
         const picks = new Set([started[0]!]);
-        for (let tries = 0; picks.size < Math.min(3, started.length) && tries < 20; tries++) picks.add(started[Math.floor(this.rng.next() * started.length)]!);
+        for (let tries = 0; picks.size < Math.min(8, started.length) && tries < 50; tries++) picks.add(started[Math.floor(this.rng.next() * started.length)]!);
         await this.startChild(c, [...picks]);
       }
     };
