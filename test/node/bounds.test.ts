@@ -30,8 +30,6 @@ const net = new TestNet({ nodes: N, seed: 23, deferred: LATE, maxConnections: MA
 const live = new Set<VolunteerNode>();
 /** When the network (or the last churn) began: bounds are judged once its connections could have settled. */
 let since = Date.now();
-const t0 = Date.now();
-const phase = (what: string) => process.stderr.write(`bounds: ${what} after ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
 
 /** Nodes whose neighbour set is not full yet, and why (for a failure message). */
 function unfilled(nodes: Iterable<VolunteerNode>): string[] {
@@ -79,14 +77,11 @@ describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
   }, 60_000);
 
   it('every node measures a bounded set of neighbours over a bounded set of connections', async () => {
-    phase('started');
     await waitFilled(() => live, 'full neighbour sets');
-    phase('sets full');
     let last: string[] = [];
     await waitFor(() => Date.now() - since >= SETTLED_MS && (last = overBound()).length === 0, 120_000, `connections within ${MAX_CONNECTIONS}`).catch(() => {
       throw new Error(`over the bounds: ${last.join('; ')}`);
     });
-    phase('within bounds');
     // The bound binds (without it, DHT queries and probes would reach every
     // peer), and libp2p's hard bound, which turns joiners away, is never reached.
     expect(peak).toBeGreaterThanOrEqual(MAX_CONNECTIONS);
@@ -108,18 +103,14 @@ describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
     }
     const lateIds = new Set(late.map((n) => n.peerId));
     since = Date.now();
-    phase('churned');
     await waitFor(() => [...live].every((n) => !n.coords.neighbours.members().some((id) => goneIds.has(id))), 180_000, 'departed peers to leave every neighbour set');
-    phase('departed dropped');
     await waitFilled(() => late, 'newcomers to fill their sets');
-    phase('newcomers filled');
     await waitFor(() => [...live].some((n) => !lateIds.has(n.peerId) && n.coords.neighbours.members().some((id) => lateIds.has(id))), 180_000, 'a newcomer in an older node\'s set');
     let last: string[] = [];
     await waitFor(() => Date.now() - since >= SETTLED_MS && (last = overBound()).length === 0, 120_000, 'bounds after churn').catch(() => {
       throw new Error(`over the bounds: ${last.join('; ')}`);
     });
     expect(peak).toBeLessThan(MAX_CONNECTIONS + connectionHeadroom(MAX_CONNECTIONS));
-    phase('newcomer met; bounds after churn');
     // The network still routes: tasks reach live crawlers and complete.
     for (const h of net.hosts.slice(0, 3)) {
       const r = await net.route(h);
