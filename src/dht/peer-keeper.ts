@@ -5,8 +5,8 @@
 // crawler it knew (each failure marks a peer down): nothing would then make it
 // dial out again, and it stays isolated with an empty neighbour set. So, every
 // few seconds: if live crawlers known are below `minCrawlers` or connections
-// below `minConnections`, it dials the bootstrap peers (when it has almost no
-// connections), then asks crawlers it knew but marked down and peers in the
+// below `minConnections`, it dials the bootstrap peers (when it has no
+// connection or knows no live crawler), then asks crawlers it knew but marked down and peers in the
 // peer store for their coordinate (an info query: it dials, and an answer
 // marks the peer live again so the neighbour set can take it back). A refill
 // that finds nothing new backs off (doubling, up to `maxBackoffMs`), so a small
@@ -94,8 +94,10 @@ export class PeerKeeper {
     this.refills++;
     const self = this.o.libp2p.peerId.toString();
     const conns = this.o.libp2p.getConnections().length;
-    if (conns < Math.max(1, Math.ceil(this.o.minConnections / 2))) {
-      // Almost cut off: the bootstrap peers first (they also bring kad-dht's routing table back).
+    if (conns === 0 || this.o.peers.crawlers().length === 0) {
+      // Cut off: the bootstrap peers first (they also bring kad-dht's routing
+      // table back). Not sooner: every node short of peers re-dialling the
+      // bootstrap peers every few seconds would bury them in handshakes.
       await Promise.all(
         this.o.bootstrap.map((ma) =>
           this.o.libp2p.dial(ma, { signal: AbortSignal.timeout(this.o.dialTimeoutMs ?? 15_000) }).catch((err: unknown) => {

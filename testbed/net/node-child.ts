@@ -41,6 +41,8 @@ async function start(m: StartRequest): Promise<void> {
     });
   let specs = m.nodes;
   let bootstrap = m.bootstrap;
+  /** This process's first node, once up: its siblings join through it. */
+  let sibling: string | undefined;
   // The network's first node has nobody to join: it starts alone and the
   // others in its process join through it.
   if (bootstrap.length === 0) {
@@ -54,8 +56,11 @@ async function start(m: StartRequest): Promise<void> {
   // on a machine whose cores are shared, timed out.
   const startRetrying = async (spec: StartRequest['nodes'][number]) => {
     for (let attempt = 1; ; attempt++) {
-      const k = ((attempt - 1) * 3) % Math.max(1, bootstrap.length);
-      const boot = [...bootstrap, ...bootstrap].slice(k, k + Math.min(3, bootstrap.length));
+      // A sibling tries its process's first node alone first (dialling more
+      // would only add handshakes for nodes that are busy already).
+      const list = attempt === 1 && sibling !== undefined ? [sibling] : bootstrap;
+      const k = attempt === 1 ? 0 : ((attempt - 2) * 3) % Math.max(1, list.length);
+      const boot = [...list, ...list].slice(k, k + Math.min(3, list.length));
       try {
         return await startOne(spec, boot);
       } catch (err) {
@@ -71,7 +76,7 @@ async function start(m: StartRequest): Promise<void> {
   if (specs.length > 0 && m.bootstrap.length > 0) {
     const [first, ...rest] = specs;
     await startRetrying(first!);
-    bootstrap = [...nodes.get(first!.i)!.multiaddrs().filter((a) => a.includes('127.0.0.1')).slice(0, 1), ...bootstrap];
+    sibling = nodes.get(first!.i)!.multiaddrs().find((a) => a.includes('127.0.0.1'));
     specs = rest;
   }
   for (let b = 0; b < specs.length; b += 2) await Promise.all(specs.slice(b, b + 2).map(startRetrying));
