@@ -181,14 +181,15 @@ export abstract class NetBase {
     const peers = new PeerTable();
     const coords = new CoordService({ libp2p: mlibp2p, peers, crawler: false, rng: createRng(1), log: this.log });
     await coords.start();
-    await dialAny(mlibp2p, crawlerAddrs);
+    const dialRng = createRng(deriveSeed(this.o.seed ?? 7, 'service dials'));
+    await dialAny(mlibp2p, crawlerAddrs, dialRng);
     const router = new Router({ libp2p: mlibp2p, peers, coords, cells: this.o.cells, cacheTtlMs: this.o.routerCacheTtlMs, log: this.log });
     this.manager = { key, id: this.managerId, libp2p: mlibp2p, peers, coords, router };
     const skey = await generateKeyPair('Ed25519');
     const slibp2p = await createVolcrawlLibp2p({ privateKey: skey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, inboundConnectionThreshold: 10_000, timeoutScale: 6 });
     const receiver = new UploadReceiver({ libp2p: slibp2p, onUpload: (m) => void this.uploads.push(m), log: this.log });
     await receiver.start();
-    await dialAny(slibp2p, crawlerAddrs);
+    await dialAny(slibp2p, crawlerAddrs, dialRng);
     this.storage = { libp2p: slibp2p, receiver, id: slibp2p.peerId.toString() };
   }
 
@@ -269,19 +270,20 @@ export abstract class NetBase {
   }
 }
 
-/** Dials a few of the crawlers, retrying: a loaded loopback network drops some dials. */
-async function dialAny(libp2p: VolcrawlLibp2p, addrs: string[]): Promise<void> {
-  let ok = 0;
+/** Dials three crawlers drawn at random, at once, until one answers (up to ten
+ * rounds): a loaded loopback network drops some dials, and the first nodes
+ * (every joiner's bootstrap peers) are the busiest. */
+async function dialAny(libp2p: VolcrawlLibp2p, addrs: string[], rng: Rng): Promise<void> {
   let lastErr: unknown;
-  for (let attempt = 0; attempt < 10 && ok === 0; attempt++) {
-    for (const a of addrs.slice(attempt % addrs.length, (attempt % addrs.length) + 3)) {
-      try {
-        await libp2p.dial(multiaddr(a), { signal: AbortSignal.timeout(60_000) });
-        ok++;
-      } catch (err) {
-        lastErr = err;
-      }
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const picks = new Set<string>();
+    for (let tries = 0; picks.size < Math.min(3, addrs.length) && tries < 30; tries++) picks.add(addrs[Math.floor(rng.next() * addrs.length)]!);
+    try {
+      await Promise.any([...picks].map((a) => libp2p.dial(multiaddr(a), { signal: AbortSignal.timeout(60_000) })));
+      return;
+    } catch (err) {
+      lastErr = err instanceof AggregateError ? err.errors[0] : err;
     }
   }
-  if (ok === 0) throw lastErr instanceof Error ? lastErr : new Error('could not dial the test network');
+  throw lastErr instanceof Error ? lastErr : new Error('could not dial the test network');
 }
