@@ -43,13 +43,14 @@ export function countingConnector(opts: buildConnector.BuildOptions, counter: So
   return (o, callback) => {
     if (o.protocol !== 'https:') {
       base(o, (...r) => {
-        if (r[1] !== null) counter.track(r[1]);
+        // A failed connect calls back with the error alone (no socket at all).
+        if (r[1] !== null && r[1] !== undefined) counter.track(r[1]);
         callback(...r);
       });
       return;
     }
     base({ ...o, protocol: 'http:', port: o.port !== '' ? o.port : '443' }, (...r) => {
-      if (r[1] === null) return callback(...r);
+      if (r[1] === null || r[1] === undefined) return callback(...r);
       counter.track(r[1]);
       base({ ...o, httpSocket: r[1] }, callback);
     });
