@@ -17,7 +17,7 @@ import { identify } from '@libp2p/identify';
 import { ping, type Ping } from '@libp2p/ping';
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, type KadDHT } from '@libp2p/kad-dht';
 import type { Identify } from '@libp2p/identify';
-import type { PrivateKey } from '@libp2p/interface';
+import type { Metrics, PrivateKey } from '@libp2p/interface';
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from './announce.js';
 import { natStackParts, type NatOptions } from './nat.js';
 import type { HolePunch } from './holepunch/index.js';
@@ -66,6 +66,8 @@ export interface Libp2pOptions {
   timeoutScale?: number;
   /** Run the NAT-traversal parts (src/dht/nat.ts): not on a LAN network, where everyone can dial everyone. */
   nat?: NatOptions;
+  /** libp2p's metrics hook (a volunteer counts its TCP bytes with it: src/dht/traffic.ts). */
+  metrics?: () => Metrics;
 }
 
 export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<VolcrawlLibp2p> {
@@ -80,6 +82,7 @@ export async function createVolcrawlLibp2p(opts: Libp2pOptions): Promise<Volcraw
       ...(opts.announce !== undefined && opts.announce.length > 0 ? { announce: opts.announce } : {}),
     },
     transports: [tcp(), ...(nat?.transports ?? [])],
+    ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     ...(nat?.connectionGater !== undefined ? { connectionGater: nat.connectionGater } : {}),
     connectionEncrypters: [noise()],
     streamMuxers: [yamux({ enableKeepAlive: false })],

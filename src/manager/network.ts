@@ -20,6 +20,7 @@ import { createRng, deriveSeed } from '../rng.js';
 import type { Manager } from './manager.js';
 import type { DispatchResult, IssuedTask } from './services/tasks.js';
 import { VolunteerStates } from './volunteer-states.js';
+import { OwnerBlocks } from './owner-blocks.js';
 
 /** The libp2p options the manager takes; its connection limit and timeouts
  * stay at createVolcrawlLibp2p's defaults. */
@@ -52,6 +53,8 @@ export class ManagerNode {
   readonly archiveReceiver: ArchiveReceiver | null;
   /** Each volunteer's state as its owner's controls set it (running, or paused and why). */
   readonly ownerStates = new VolunteerStates();
+  /** (host, volunteer) pairs whose owner blocks the host: no order for it goes there. */
+  readonly ownerBlocks = new OwnerBlocks();
   private stateReceiver: StateReceiver | undefined;
   private readonly o: ManagerNodeOptions;
   private running = 0;
@@ -81,6 +84,8 @@ export class ManagerNode {
       libp2p,
       onUpload: async (msg, from) => {
         await o.manager.ingest.ingest(msg, from);
+        const r = msg.result as { final: boolean; status: string; outcomes?: Record<string, number> };
+        if (r.final && r.status === 'refused' && (r.outcomes?.['owner-blocked'] ?? 0) > 0) this.ownerBlocks.note(msg.host, from);
       },
       log: o.log,
     });
@@ -169,10 +174,11 @@ export class ManagerNode {
     return { envelope: await signOrder(order, this.o.privateKey), order };
   }
 
-  /** Volunteers no order goes to: quarantined or banned ones, and those whose owner paused them. */
-  private excluded(): Set<string> {
+  /** Volunteers no order goes to: quarantined or banned ones, those whose owner paused them, and for `host` those whose owner blocks it. */
+  private excluded(host?: string): Set<string> {
     const out = new Set(this.o.manager.trust.excluded());
     for (const id of this.ownerStates.paused()) out.add(id);
+    if (host !== undefined) for (const id of this.ownerBlocks.refusers(host)) out.add(id);
     return out;
   }
 
@@ -195,7 +201,7 @@ export class ManagerNode {
     await this.slot();
     try {
       const { envelope, order } = await this.sign(t);
-      const r = await this.router.route(envelope, order, { exclude: this.excluded() });
+      const r = await this.router.route(envelope, order, { exclude: this.excluded(t.channel.host) });
       if (r.status === 'accepted') this.routed.accepted++;
       else this.routed.failed++;
       this.o.log.debug({ task: t.task.id, status: r.status, by: r.by, attempts: r.attempts, level: r.level }, 'task routed');

@@ -19,6 +19,7 @@ import { loadTestPlugin } from './test-plugin.js';
 import { formatNatStatus, natNodeService, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
 import { RotatingFile } from './log-file.js';
 import { OwnerControl } from './owner-service.js';
+import { Libp2pTraffic } from '../dht/traffic.js';
 import { BlockedHosts, blockAwareRunner, blockAwareSink } from './owner-blocks.js';
 import type { PrefsOverrides } from './prefs.js';
 import { intArg, multiaddrArg, untilSignal } from '../cli.js';
@@ -126,7 +127,10 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   // A bad preference file stops here, with the reason (PrefsError names the key).
   // The User-Agent names the operator's contact page once the manager's signed configuration arrived.
   const operator: { userAgent?: string } = {};
+  // The overlay's own bytes (DHT, coordinates, announcements, manager link, uploads) count against the caps too.
+  const traffic = new Libp2pTraffic();
   const owner = new OwnerControl({
+    traffic,
     dataDir: flags.dataDir,
     overrides: prefsOverrides(flags),
     log,
@@ -164,6 +168,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
       createRunner: (sink) => lazyTaskManager(flags, plugin !== null ? plugin.wrapSink(sink) : sink, log, owner, operator),
       ...(plugin?.claim !== undefined ? { claim: plugin.claim } : {}),
       onUploaded: (bytes, result) => owner.noteUpload(bytes, result),
+      metrics: traffic.metrics,
       listen: flags.listen,
       announce: flags.announce,
       bootstrap,

@@ -49,6 +49,8 @@ export interface OwnerControlOptions {
   manager?: string;
   /** The operator's configuration, signed by the manager and verified, each time the manager sends it. */
   onOperatorConfig?: (cfg: OperatorConfig) => void;
+  /** The libp2p stack's own TCP bytes (src/dht/traffic.ts): added to the ledger at every policy step, so the overlay's traffic counts against the caps too. */
+  traffic?: { take(): { read: number; written: number } };
 }
 
 /** What the owner's preferences tune in the running crawler. */
@@ -115,9 +117,9 @@ export class OwnerControl {
     apply(this.prefs);
   }
 
-  /** A result part or archive batch went up to a storage node: its bytes count against the cap, a final result counts as a task given. */
+  /** A result part or archive batch went up to a storage node: a final result counts as a task given. Its bytes count against the cap: through the libp2p sockets when `traffic` is given, else as the payload's size. */
   noteUpload(bytes: number, result?: TaskResult): void {
-    this.ledger.addTransfer(0, bytes);
+    if (this.o.traffic === undefined) this.ledger.addTransfer(0, bytes);
     if (result?.final === true) this.ledger.addTask(result.stats?.pagesFetched ?? 0);
   }
 
@@ -168,6 +170,8 @@ export class OwnerControl {
   }
 
   private decide(): RunDecision {
+    const t = this.o.traffic?.take();
+    if (t !== undefined && t.read + t.written > 0) this.ledger.addTransfer(t.read, t.written);
     return decideRunState(this.memory, {
       now: this.now(),
       prefs: this.prefs,
