@@ -5,7 +5,8 @@
 // for a host goes to the other one; every request carries the operator's
 // contact URL, which reached the volunteers in the manager's signed
 // configuration; a host on one owner's block list is refused with the
-// reason, then never sent to that node again and crawled by the other — and
+// reason, then never sent to that node again (the manager excludes it for
+// that host: no order reaches it even to be passed on) and crawled by the other — and
 // the test web, which attributes every connection to the process that opened
 // it (/proc), never saw that owner's computer fetch it.
 import { execFile } from 'node:child_process';
@@ -119,11 +120,14 @@ describe("the owner's controls seen by the network (real processes)", () => {
         const failed = await api<{ tasks?: { channel: string; reason?: string }[] }>('/api/tasks?state=failed&limit=100');
         return (failed.tasks ?? []).some((t) => t.channel === id && /never_fetch/.test(t.reason ?? ''));
       }, 90_000, 'the refusal, with its reason, at the manager');
+      const refusedAt = bLog.length;
       await owner('resume', dataDir('a'));
       await waitFor(async () => (await history(id)).some((h) => h.status === 'completed' && h.crawler === a.peerId), 120_000, 'the blocked host to be crawled by a');
       // b accepted the host's task once (the refusal); an order for it that reached b since was passed on, not taken.
       const bAccepted = bLog.filter((l) => l.includes('"task accepted"') && l.includes(`"host":"${BLOCKED}"`));
       expect(bAccepted).toHaveLength(1);
+      // The manager remembered (host, b) from the refusal: no order for the host reached b since, not even to be passed on.
+      expect(bLog.slice(refusedAt).filter((l) => l.includes('passed on to another crawler') && l.includes(`"host":"${BLOCKED}"`))).toEqual([]);
       const blocked = fetches.filter((f) => f.site === 'blocked');
       expect(blocked.some((f) => f.pid === a.proc.pid)).toBe(true);
       expect(blocked.filter((f) => f.pid !== a.proc.pid)).toEqual([]); // b's computer never fetched it
