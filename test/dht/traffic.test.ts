@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { createVolcrawlLibp2p, stopLibp2pQuietly, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
 import { Libp2pTraffic } from '../../src/dht/traffic.js';
 import { jsonChannel } from '../../src/dht/wire.js';
 import type { VolunteerNode } from '../../src/node/node.js';
@@ -23,7 +23,7 @@ const PAYLOAD = 200_000;
 const stacks: VolcrawlLibp2p[] = [];
 const dirs: string[] = [];
 afterAll(async () => {
-  await Promise.all(stacks.map((s) => s.stop().catch(() => undefined)));
+  await Promise.all(stacks.map((s) => stopLibp2pQuietly(s)));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
