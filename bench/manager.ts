@@ -16,8 +16,7 @@
 //   4b. --archive full ingest (bench/manager-archive.ts): WARC batches of 10 pages of
 //      20 KB as volunteers upload them, checked and written (skip with --no-archive);
 //   5. peak RSS (getrusage maxrss) and a second restart with the issued tasks in flight.
-// No heap flags (the V8 heap's growing factor is set in-process, as `dht-manager serve`
-// sets it: src/manager/process-memory.ts): the manager keeps no channel in memory (the due index, the channel
+// No heap flags: the manager keeps no channel in memory (the due index, the channel
 // records and the page store are on disk; tasks in flight are capped, 100 000 by
 // default), so its memory should not grow with N.
 // Targets (issue 15): ≥ 20 000 tasks/s, ≥ 3 000 pages/s, peak RSS ≤ 400 MB at 3 M channels
@@ -33,7 +32,6 @@ import { Manager } from '../src/manager/manager.js';
 import { IngestService } from '../src/manager/services/ingest.js';
 import { DEFAULT_GROUPING } from '../src/manager/domain/estimator.js';
 import { WarcExporter } from '../src/manager/warc.js';
-import { limitHeapSlack } from '../src/manager/process-memory.js';
 import { createRng } from '../src/rng.js';
 import { benchArchiveIngest, type ArchiveBenchResult, type SampledTask } from './manager-archive.js';
 
@@ -51,7 +49,6 @@ const { values } = parseArgs({
     'populate-only': { type: 'boolean', default: false },
   },
 });
-limitHeapSlack(); // as `dht-manager serve` does for its process
 const N = Number(values.channels);
 if (!Number.isInteger(N) || N < 100) {
   console.error('--channels must be an integer ≥ 100');

@@ -22,7 +22,6 @@ import { apiBanner, resolveApiAuth, TOKEN_ENV } from './api/auth.js';
 import { allowedHostArg } from './api/guard.js';
 import { MANAGER_NAT } from '../dht/nat.js';
 import { checkContactUrl } from '../dht/volunteer-state.js';
-import { limitHeapSlack } from './process-memory.js';
 
 export function defaultManagerDir(): string {
   return join(defaultDataDir(), 'manager');
@@ -239,7 +238,6 @@ export function registerServe(program: Command): void {
 }
 
 export async function runServe(flags: ServeFlags): Promise<void> {
-  limitHeapSlack(); // the serve process's own setting: no heap flag for the operator
   const log = pino({ level: flags.logLevel });
   let running: RunningManager;
   try {
