@@ -31,6 +31,10 @@ export interface IntegrityOptions {
   onProgress?: (s: string) => void;
   /** Stops the run early (the processes are still stopped and the figures so far returned). */
   signal?: AbortSignal;
+  /** Each honest volunteer's capacity (default 2 threads, queue 2). */
+  honestCapacity?: { threads: number; queue: number };
+  /** Each misbehaving volunteer's capacity (default 2 threads, queue 2). */
+  maliciousCapacity?: { threads: number; queue: number };
   /** More `dht-manager serve` flags (e.g. --spot-check-min-rate). */
   managerArgs?: string[];
   /** Called after the run, before the processes stop (tests use the running manager). */
@@ -102,11 +106,12 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
     mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', String(o.timeScale), '--tick', '200', '--rate-cap', '1000', '--log-level', 'info', ...(o.managerArgs ?? [])], o.logDir !== undefined ? { logFile: join(o.logDir, 'manager.log') } : {});
     const api = async <T>(path: string): Promise<T> => (await (await fetch(`${mgr!.api}${path}`)).json()) as T;
     const io = (name: string, env?: Record<string, string>) => ({ ...(o.logDir !== undefined ? { logFile: join(o.logDir, `${name}.log`) } : {}), ...(env !== undefined ? { env } : {}) });
-    const args = (i: number) => ['--threads', '2', '--queue', '2', '--coord-interval', '5000', '--seed', String(o.seed * 100 + i)];
-    for (let i = 0; i < o.honest; i++) procs.push(await startVolunteerProcess(`honest-${i}`, mgr, join(dir, `h${i}`), args(i), io(`honest-${i}`)));
+    const defaultCapacity = { threads: 2, queue: 2 };
+    const args = (i: number, c: { threads: number; queue: number }) => ['--threads', String(c.threads), '--queue', String(c.queue), '--coord-interval', '5000', '--seed', String(o.seed * 100 + i)];
+    for (let i = 0; i < o.honest; i++) procs.push(await startVolunteerProcess(`honest-${i}`, mgr, join(dir, `h${i}`), args(i, o.honestCapacity ?? defaultCapacity), io(`honest-${i}`)));
     const bad: VolunteerProcess[] = [];
     for (const [i, mode] of o.malicious.entries()) {
-      const p = await startVolunteerProcess(`malicious-${i}-${mode}`, mgr, join(dir, `m${i}`), args(100 + i), io(`malicious-${i}-${mode}`, { VOLCRAWL_TEST_PLUGIN: MISBEHAVE_PLUGIN, VOLCRAWL_MISBEHAVE: mode }));
+      const p = await startVolunteerProcess(`malicious-${i}-${mode}`, mgr, join(dir, `m${i}`), args(100 + i, o.maliciousCapacity ?? defaultCapacity), io(`malicious-${i}-${mode}`, { VOLCRAWL_TEST_PLUGIN: MISBEHAVE_PLUGIN, VOLCRAWL_MISBEHAVE: mode }));
       procs.push(p);
       bad.push(p);
     }
