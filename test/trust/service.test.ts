@@ -139,6 +139,34 @@ describe('trust service in a real manager', () => {
     expect(m.trust.checks.size).toBe(0);
   });
 
+  it('a check a full verifier refuses, or hands on to the forger, goes to the next independent volunteer instead of being dropped', async () => {
+    // The first verifier asked is full; the second forwards it to the subject (the
+    // nearest crawler with room, as a full volunteer does); the third takes it.
+    const offered: string[] = [];
+    m.trust.network = {
+      candidates: () => [F, V1, V2, V3].map((id, i) => ({ id, address: `10.0.${i}.1`, coord: [i * 30, 0] })),
+      dispatchTo: async (t, peer) => {
+        offered.push(peer);
+        if (offered.length === 1) return { status: 'full' as const, reason: 'no room' };
+        if (offered.length === 2) return { status: 'accepted' as const, by: F };
+        sent.push({ t, peer });
+        return { status: 'accepted' as const, by: peer };
+      },
+    };
+    await crawl(F, pages(1), true);
+    await until('the check is taken', () => sent.length > 0);
+    expect(offered).toHaveLength(3);
+    expect(new Set(offered).size).toBe(3);
+    expect(offered).not.toContain(F);
+    expect(m.trust.counters.spotChecks).toBe(1);
+    expect(m.trust.counters.checksDropped).toBe(0);
+    expect(m.trust.checks.size).toBe(1);
+    // The verifier that finally took it decides, as usual: the disagreement leaves for a third crawl.
+    await answer(0, pages(1));
+    await until('the third crawl', () => sent.length > 1);
+    expect([F, sent[0]!.peer]).not.toContain(sent[1]!.peer);
+  });
+
   it('a volunteer that acknowledges tasks and drops them is quarantined once it loses far more than the others; one lost task is nothing', async () => {
     const D = '12D3KooWDropperDropperDropperDropperDropperDropper1';
     // The others finish their tasks (and lose one between them).

@@ -89,6 +89,8 @@ function parseStoredCheck(v: unknown): StoredCheck | null {
 /** Task ids of checks and re-crawls: a sequence far from the task service's (ids also carry the time). */
 const SEQ_BASE = 36 ** 6;
 const SWEEP_MS = 1000;
+/** Volunteers a check crawl is offered to before it is dropped. */
+const CHECK_TRIES = 3;
 
 interface Sent {
   id: string;
@@ -184,10 +186,34 @@ export class TrustChecks {
     return { id, status: this.s.status(id), address: c?.address ?? null, coord: c?.coord ?? null };
   }
 
-  private pick(subject: string, others: string[]): string | null {
+  private pick(subject: string, others: string[], exclude: readonly string[] = []): string | null {
     if (this.network === null) return null;
-    const cands = this.network.candidates().map((c) => ({ ...c, status: this.s.status(c.id) }));
+    const cands = this.network.candidates().filter((c) => !exclude.includes(c.id)).map((c) => ({ ...c, status: this.s.status(c.id) }));
     return chooseVerifier(this.info(subject), cands, this.rng, others.map((o) => this.info(o)), this.s.spot)?.id ?? null;
+  }
+
+  /**
+   * Sends a check crawl of `ch` to a volunteer independent of `parties` (the
+   * subject first): when the chosen one refuses (full, gone) or hands it on to
+   * one of the parties (a full verifier forwards to the nearest crawler with
+   * room, which can be the subject itself), the next one is tried, up to
+   * CHECK_TRIES. A check is most often due right after a round of tasks went
+   * out, when a small network's volunteers are momentarily full; dropping it
+   * then would leave a forger unchecked by chance. The peer holding it, or null.
+   */
+  private async sendIndependent(ch: Channel, parties: readonly string[], register: (m: Sent) => Promise<void>): Promise<Sent | null> {
+    const tried: string[] = [];
+    for (let i = 0; i < CHECK_TRIES; i++) {
+      const peer = this.pick(parties[0]!, parties.slice(1), tried);
+      if (peer === null) return null;
+      tried.push(peer);
+      const sent = await this.send(ch, peer, register, (id) => this.forget(id));
+      if (sent === null) continue;
+      if (!parties.includes(sent.by)) return sent;
+      await this.forget(sent.id);
+      this.s.core.log.info({ check: sent.id, peer, by: sent.by }, 'check crawl handed on to a party of the check: trying another volunteer');
+    }
+    return null;
   }
 
   /** Builds a task for `ch` with no known pages, registers it (`register`, before
@@ -221,17 +247,15 @@ export class TrustChecks {
   /** Sends a check of the subject's crawl of `ch` to an independent volunteer. */
   async start(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null): Promise<void> {
     const c = this.s.counters;
-    const peer = this.pick(subject.volunteer, []);
     const register = async (m: Sent): Promise<void> => {
       const ck: Check = { id: m.id, stage: 'verify', channel: ch.id, ratePerMinute, subject, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() };
       this.inFlight.set(m.id, ck);
       await this.persist(m.id, ck);
     };
-    const sent = peer === null ? null : await this.send(ch, peer, register, (id) => this.forget(id));
-    if (sent === null || sent.by === subject.volunteer) {
-      if (sent !== null) await this.forget(sent.id);
+    const sent = await this.sendIndependent(ch, [subject.volunteer], register);
+    if (sent === null) {
       c.checksDropped++;
-      this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, verifier: peer }, 'no independent volunteer took the check');
+      this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer }, 'no independent volunteer took the check');
       return;
     }
     await this.rehome(sent);
@@ -280,16 +304,14 @@ export class TrustChecks {
     if (ab.verdict === 'inconclusive') this.s.counters.checksInconclusive++;
     if (!pair.needsTieBreak) return;
     const ch = await this.s.core.repos.channels.get(ck.channel);
-    const peer = this.pick(ck.subject.volunteer, [view.volunteer]);
     const register = async (m: Sent): Promise<void> => {
       const third: Check = { ...ck, id: m.id, stage: 'tiebreak', first: view, ab, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() };
       delete third.resumed;
       this.inFlight.set(m.id, third);
       await this.persist(m.id, third);
     };
-    const sent = ch === undefined || peer === null ? null : await this.send(ch, peer, register, (id) => this.forget(id));
-    if (sent === null || sent.by === ck.subject.volunteer || sent.by === view.volunteer) {
-      if (sent !== null) await this.forget(sent.id);
+    const sent = ch === undefined ? null : await this.sendIndependent(ch, [ck.subject.volunteer, view.volunteer], register);
+    if (sent === null) {
       this.s.counters.checksDropped++;
       this.s.core.log.warn({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'a disagreement could not be broken: no third volunteer');
       return;
