@@ -67,6 +67,25 @@ export function socketPath(dataDir: string): string {
   return join(dataDir, CONTROL_SOCKET);
 }
 
+/**
+ * Throws ControlError when a node already runs with `dataDir` (its control
+ * socket answers) or the socket's path is taken by something else. `join`
+ * calls it first, so a second node on the same directory stops before it
+ * starts libp2p, not after. True when a dead node's socket is left there.
+ */
+export async function assertNoNodeRunning(dataDir: string): Promise<boolean> {
+  const path = socketPath(dataDir);
+  let existing = false;
+  try {
+    existing = lstatSync(path).isSocket();
+    if (!existing) throw new ControlError(`${path} exists and is not a socket: move it away`);
+  } catch (e) {
+    if (e instanceof ControlError) throw e;
+  }
+  if (existing && (await answers(path))) throw new ControlError(`a node is already running with ${dataDir} (its control socket answers)`);
+  return existing;
+}
+
 /** Unix socket paths are limited to 107 bytes on Linux (103 on macOS). */
 function checkPathLength(path: string): void {
   const max = process.platform === 'darwin' ? 103 : 107;
@@ -105,17 +124,7 @@ export class ControlServer {
     const path = socketPath(dataDir);
     checkPathLength(path);
     const note = securePrivateDir(dataDir);
-    let existing = false;
-    try {
-      existing = lstatSync(path).isSocket();
-      if (!existing) throw new ControlError(`${path} exists and is not a socket: move it away`);
-    } catch (e) {
-      if (e instanceof ControlError) throw e;
-    }
-    if (existing) {
-      if (await answers(path)) throw new ControlError(`a node is already running with ${dataDir} (its control socket answers)`);
-      unlinkSync(path); // left by a node that died
-    }
+    if (await assertNoNodeRunning(dataDir)) unlinkSync(path); // left by a node that died
     const server = createServer({ allowHalfOpen: false });
     const self = new ControlServer(server, path, note);
     server.maxConnections = CONTROL_LIMITS.connections;

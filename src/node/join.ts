@@ -15,6 +15,7 @@ import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
 import { LazyRunner } from './lazy-runner.js';
 import { parseBootstrap, VolunteerNode, type TaskRunner } from './node.js';
 import { formatStatus } from './status.js';
+import { assertNoNodeRunning } from './control.js';
 import { loadTestPlugin } from './test-plugin.js';
 import { formatNatStatus, natNodeService, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
 import { RotatingFile } from './log-file.js';
@@ -116,6 +117,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     // best effort: not permitted or not supported
   }
   mkdirSync(flags.dataDir, { recursive: true, mode: 0o700 });
+  await assertNoNodeRunning(flags.dataDir); // a second node on this directory stops here, before libp2p starts
   const tty = flags.status && process.stderr.isTTY === true;
   // The log file in the data directory, bounded in size, always (a service's
   // owner finds it there); on a terminal it is the only log, elsewhere the

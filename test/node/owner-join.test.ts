@@ -84,6 +84,13 @@ describe('volunteer-crawler join under its owner (real processes)', () => {
     expect(s.state).toBe('running');
     expect(s.prefsFile).toBe(join(data, 'volunteer.toml'));
 
+    // A second node on the same data directory stops at once, before it joins the overlay.
+    const second = spawnSync(process.execPath, [BIN, ...joinArgs()], { encoding: 'utf8', timeout: 60_000 });
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(/a node is already running with .*\/d \(its control socket answers\)/);
+    expect(second.stdout + second.stderr).not.toMatch(/loaded identity|node started/); // before the identity and libp2p
+    expect((await status()).state).toBe('running'); // the first one's socket is untouched
+
     const set = await verb('prefs', 'set', 'threads', '3');
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toMatch(/the running node applied it/);
