@@ -45,10 +45,14 @@ export const TASK_PROTOCOL = '/volcrawl/task/1.0.0';
 export const TASK_REQUEST_MAX_BYTES = MAX_TASK_BYTES + 8192; // + hops and a hand-over chain
 export const TASK_REPLY_MAX_BYTES = 4096;
 export const DEFAULT_MAX_HOPS = DEFAULT_PLACEMENT_OPTIONS.maxHops;
+/** The wire's hop ceiling (and every receiver's maxHops bound): an order sent
+ * with it is run by its receiver or refused 'full', never forwarded — for an
+ * order meant for one crawler only (a spot check's verifier). */
+export const NO_FORWARD_HOPS = 16;
 
 const requestSchema = z.object({
   envelope: envelopeSchema,
-  hops: z.number().int().min(0).max(16),
+  hops: z.number().int().min(0).max(NO_FORWARD_HOPS),
   handover: handoverChainSchema.optional(),
 });
 

@@ -12,7 +12,7 @@ import { PeerTable, type PeerState } from '../dht/peers.js';
 import { Router } from '../dht/router.js';
 import { OverlayChecker, type OverlayVerdict } from '../dht/overlay-check.js';
 import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
-import { sendTask } from '../dht/task-protocol.js';
+import { NO_FORWARD_HOPS, sendTask } from '../dht/task-protocol.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
 import { ArchiveReceiver } from '../dht/archive-upload.js';
 import { signOperatorConfig, StateReceiver } from '../dht/volunteer-state.js';
@@ -115,7 +115,7 @@ export class ManagerNode {
       },
     });
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
-    o.manager.trust.network = { candidates: () => node.volunteers(), dispatchTo: (t, peer) => node.dispatchTo(t, peer) };
+    o.manager.trust.network = { candidates: () => node.volunteers(), dispatchTo: (t, peer, opts) => node.dispatchTo(t, peer, opts) };
     o.manager.trust.checks.startSweep();
     node.overlayTimer = setInterval(() => {
       const ids = node.crawlers().map((p) => p.id);
@@ -211,12 +211,13 @@ export class ManagerNode {
     }
   }
 
-  /** Signs the task's order and sends it to one chosen crawler (spot checks and re-crawls). */
-  async dispatchTo(t: IssuedTask, peer: string): Promise<DispatchResult> {
+  /** Signs the task's order and sends it to one chosen crawler (spot checks and re-crawls);
+   * with `forward: false` the crawler runs it or refuses it, never hands it on. */
+  async dispatchTo(t: IssuedTask, peer: string, opts: { forward?: boolean } = {}): Promise<DispatchResult> {
     await this.slot();
     try {
       const { envelope } = await this.sign(t);
-      const r = await sendTask(this.libp2p, peer, envelope);
+      const r = await sendTask(this.libp2p, peer, envelope, opts.forward === false ? NO_FORWARD_HOPS : 0);
       if (r.load !== undefined) this.peers.note(peer, { load: r.load });
       return { status: r.status, ...(r.by !== undefined ? { by: r.by } : { by: peer }), ...(r.reason !== undefined ? { reason: r.reason } : {}) };
     } catch (err) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Coordinate } from '../../src/coords/index.js';
+import { NO_FORWARD_HOPS } from '../../src/dht/task-protocol.js';
 import {
   CandidateSet,
   forward,
@@ -116,6 +117,8 @@ describe('placement policy: forwarding from a full crawler', () => {
     expect(mayForward(policy.maxHops, policy)).toBe(false);
     expect(forward({ hops: policy.maxHops, host, self }, known, policy)).toEqual({ kind: 'refuse', reason: 'hop-limit' });
     expect(forward({ hops: 0, host, self }, known, placementOptions({ maxHops: 0 }))).toEqual({ kind: 'refuse', reason: 'hop-limit' });
+    // An order sent at the wire's ceiling (a spot check meant for one verifier) is never forwarded, whatever the receiver's limit.
+    expect(forward({ hops: NO_FORWARD_HOPS, host, self }, known, placementOptions({ maxHops: 16 }))).toEqual({ kind: 'refuse', reason: 'hop-limit' });
   });
 
   it('refuses at the last hop when no known crawler has room; before it, passes the task on to a full neighbour', () => {

@@ -139,15 +139,16 @@ describe('trust service in a real manager', () => {
     expect(m.trust.checks.size).toBe(0);
   });
 
-  it('a check a full verifier refuses, or hands on to the forger, goes to the next independent volunteer instead of being dropped', async () => {
-    // The first verifier asked is full; the second forwards it to the subject (the
-    // nearest crawler with room, as a full volunteer does); the third takes it.
-    const offered: string[] = [];
+  it('a check goes unforwarded to an independent verifier, tries the next when one is full, waits while all are, and is dropped only past its time', async () => {
+    // The first verifier asked is full; the second is an older volunteer that forwards
+    // anyway, to the subject (the nearest crawler with room); the third takes it.
+    const offered: { peer: string; forward: boolean | undefined }[] = [];
+    let full = false;
     m.trust.network = {
       candidates: () => [F, V1, V2, V3].map((id, i) => ({ id, address: `10.0.${i}.1`, coord: [i * 30, 0] })),
-      dispatchTo: async (t, peer) => {
-        offered.push(peer);
-        if (offered.length === 1) return { status: 'full' as const, reason: 'no room' };
+      dispatchTo: async (t, peer, opts) => {
+        offered.push({ peer, forward: opts?.forward });
+        if (full || offered.length === 1) return { status: 'full' as const, reason: 'no room' };
         if (offered.length === 2) return { status: 'accepted' as const, by: F };
         sent.push({ t, peer });
         return { status: 'accepted' as const, by: peer };
@@ -156,15 +157,45 @@ describe('trust service in a real manager', () => {
     await crawl(F, pages(1), true);
     await until('the check is taken', () => sent.length > 0);
     expect(offered).toHaveLength(3);
-    expect(new Set(offered).size).toBe(3);
-    expect(offered).not.toContain(F);
+    expect(new Set(offered.map((o) => o.peer)).size).toBe(3);
+    expect(offered.map((o) => o.peer)).not.toContain(F);
+    expect(offered.every((o) => o.forward === false)).toBe(true); // a verifier may not hand a check on
     expect(m.trust.counters.spotChecks).toBe(1);
-    expect(m.trust.counters.checksDropped).toBe(0);
     expect(m.trust.checks.size).toBe(1);
-    // The verifier that finally took it decides, as usual: the disagreement leaves for a third crawl.
-    await answer(0, pages(1));
-    await until('the third crawl', () => sent.length > 1);
-    expect([F, sent[0]!.peer]).not.toContain(sent[1]!.peer);
+
+    // Every volunteer is full when the disagreement needs its third crawl: the tie-break
+    // waits (the subject's next check too), and leaves once one has room.
+    full = true;
+    m.trust.checks.startSweep();
+    try {
+      await answer(0, pages(1));
+      await until('the tie-break to wait', () => m.trust.checks.waitingCount === 1);
+      expect(m.trust.checks.pendingFor(F)).toBe(true);
+      expect(m.trust.counters.checksDropped).toBe(0);
+      const tries = offered.length;
+      await until('a retry at the sweep', () => offered.length > tries);
+      full = false;
+      await until('the third crawl', () => sent.length > 1);
+      expect([F, sent[0]!.peer]).not.toContain(sent[1]!.peer);
+      expect(m.trust.checks.waitingCount).toBe(0);
+      expect(m.trust.counters.tieBreaks).toBe(1);
+      await answer(1, pages(1));
+      await until('the quarantine', () => m.trust.status(F) === 'quarantined');
+
+      // A check that waits past a check crawl's time is dropped, and counted.
+      full = true;
+      await m.channels.add({ url: 'http://other.test/', depth: 2, group: 0 });
+      clock.advance(3_600_000);
+      const due = await m.tasks.issueDue();
+      const honest = due.find((t) => t.channel.host === 'other.test')!;
+      await m.ingest.ingest(upload(honest.task, resultFor(honest.task, pages(1), { at: clock.now() })), V1);
+      await until('the check to wait', () => m.trust.checks.waitingCount === 1);
+      clock.advance(3_600_000);
+      await until('the drop', () => m.trust.checks.waitingCount === 0);
+      expect(m.trust.counters.checksDropped).toBe(1);
+    } finally {
+      m.trust.checks.stopSweep();
+    }
   });
 
   it('a volunteer that acknowledges tasks and drops them is quarantined once it loses far more than the others; one lost task is nothing', async () => {

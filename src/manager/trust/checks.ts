@@ -31,8 +31,9 @@ import { CheckCrawl } from './views.js';
 export interface TrustNetwork {
   /** Volunteers that could crawl now, with the address they connect from and their coordinate. */
   candidates(): Omit<VolunteerInfo, 'status'>[];
-  /** Signs the task and sends it to this volunteer (no routing). */
-  dispatchTo(t: IssuedTask, peer: string): Promise<DispatchResult>;
+  /** Signs the task and sends it to this volunteer (no routing). With `forward: false`
+   * the volunteer runs it or refuses it ('full'), never hands it on. */
+  dispatchTo(t: IssuedTask, peer: string, opts?: { forward?: boolean }): Promise<DispatchResult>;
 }
 
 /** What the checks need of the trust service (service.ts implements it). */
@@ -102,11 +103,19 @@ interface Sent {
 
 const party = (v: CrawlView): CheckParty => ({ volunteer: v.volunteer, taskId: v.taskId, receivedAt: v.receivedAt });
 
+/** A check no independent volunteer could take yet: offered again at each sweep until `until`. */
+type Waiting =
+  | { stage: 'verify'; ch: Channel; subject: CrawlView; reason: string; ratePerMinute: number | null; until: number }
+  | { stage: 'tiebreak'; ck: Check; view: CrawlView; ab: NonNullable<Check['ab']>; until: number };
+
 export class TrustChecks {
   network: TrustNetwork | null = null;
   private readonly inFlight = new Map<string, Check>();
+  /** Checks waiting for an independent volunteer with room (in memory: a restart drops them, counted). */
+  private waiting: Waiting[] = [];
   private seq = SEQ_BASE;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private sweeping = false;
 
   constructor(
     private readonly s: TrustHost,
@@ -122,10 +131,15 @@ export class TrustChecks {
     return this.inFlight.size;
   }
 
-  /** Whether a check of `volunteer`'s work is in flight. */
+  /** Whether a check of `volunteer`'s work is in flight or waiting for a verifier. */
   pendingFor(volunteer: string): boolean {
     for (const ck of this.inFlight.values()) if (ck.subject.volunteer === volunteer) return true;
-    return false;
+    return this.waiting.some((w) => (w.stage === 'verify' ? w.subject : w.ck.subject).volunteer === volunteer);
+  }
+
+  /** Checks waiting for an independent volunteer with room. */
+  get waitingCount(): number {
+    return this.waiting.length;
   }
 
   /** Loads the checks that were in flight when the manager stopped. */
@@ -163,7 +177,13 @@ export class TrustChecks {
 
   /** Starts the sweep of checks whose crawler never answered. */
   startSweep(): void {
-    this.timer ??= setInterval(() => void this.sweep().catch((err: unknown) => this.s.core.log.error({ err: String(err) }, 'check sweep failed')), SWEEP_MS);
+    this.timer ??= setInterval(() => {
+      if (this.sweeping) return;
+      this.sweeping = true;
+      void this.sweep()
+        .catch((err: unknown) => this.s.core.log.error({ err: String(err) }, 'check sweep failed'))
+        .finally(() => (this.sweeping = false));
+    }, SWEEP_MS);
     this.timer.unref();
   }
 
@@ -194,12 +214,12 @@ export class TrustChecks {
 
   /**
    * Sends a check crawl of `ch` to a volunteer independent of `parties` (the
-   * subject first): when the chosen one refuses (full, gone) or hands it on to
-   * one of the parties (a full verifier forwards to the nearest crawler with
-   * room, which can be the subject itself), the next one is tried, up to
-   * CHECK_TRIES. A check is most often due right after a round of tasks went
-   * out, when a small network's volunteers are momentarily full; dropping it
-   * then would leave a forger unchecked by chance. The peer holding it, or null.
+   * subject first). The order may not be forwarded (a full verifier would hand
+   * it to the nearest crawler with room, which can be the subject itself): the
+   * chosen volunteer runs it or says 'full', and then the next one is tried, up
+   * to CHECK_TRIES. A check is most often due right after a round of tasks went
+   * out, when a small network's volunteers are momentarily full; the caller
+   * keeps it waiting rather than dropping it. The peer holding it, or null.
    */
   private async sendIndependent(ch: Channel, parties: readonly string[], register: (m: Sent) => Promise<void>): Promise<Sent | null> {
     const tried: string[] = [];
@@ -207,10 +227,10 @@ export class TrustChecks {
       const peer = this.pick(parties[0]!, parties.slice(1), tried);
       if (peer === null) return null;
       tried.push(peer);
-      const sent = await this.send(ch, peer, register, (id) => this.forget(id));
+      const sent = await this.send(ch, peer, register, (id) => this.forget(id), false);
       if (sent === null) continue;
       if (!parties.includes(sent.by)) return sent;
-      await this.forget(sent.id);
+      await this.forget(sent.id); // an older volunteer that forwards regardless
       this.s.core.log.info({ check: sent.id, peer, by: sent.by }, 'check crawl handed on to a party of the check: trying another volunteer');
     }
     return null;
@@ -219,7 +239,7 @@ export class TrustChecks {
   /** Builds a task for `ch` with no known pages, registers it (`register`, before
    * it leaves: a fast crawl may upload before the reply), and sends it to `peer`.
    * The peer that holds it, or null (then `unregister` ran). */
-  private async send(ch: Channel, peer: string, register: (m: Sent) => Promise<void> | void, unregister: (id: string) => Promise<void> | void): Promise<Sent | null> {
+  private async send(ch: Channel, peer: string, register: (m: Sent) => Promise<void> | void, unregister: (id: string) => Promise<void> | void, forward = true): Promise<Sent | null> {
     if (this.network === null) return null;
     const now = this.s.core.clock();
     const id = taskId(ch.id, now, this.seq++);
@@ -231,7 +251,7 @@ export class TrustChecks {
     await register(m);
     let r: DispatchResult;
     try {
-      r = await this.network.dispatchTo(issued, peer);
+      r = await this.network.dispatchTo(issued, peer, { forward });
     } catch (err) {
       r = { status: 'no-crawler', reason: String(err) };
     }
@@ -244,8 +264,15 @@ export class TrustChecks {
     return m;
   }
 
-  /** Sends a check of the subject's crawl of `ch` to an independent volunteer. */
+  /** Sends a check of the subject's crawl of `ch` to an independent volunteer, or
+   * keeps it waiting for one with room (up to a check crawl's timeout). */
   async start(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null): Promise<void> {
+    if (await this.tryVerify(ch, subject, reason, ratePerMinute)) return;
+    this.waiting.push({ stage: 'verify', ch, subject, reason, ratePerMinute, until: this.s.core.clock() + this.timeoutMs });
+    this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer }, 'no independent volunteer has room for the check now: it waits');
+  }
+
+  private async tryVerify(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null): Promise<boolean> {
     const c = this.s.counters;
     const register = async (m: Sent): Promise<void> => {
       const ck: Check = { id: m.id, stage: 'verify', channel: ch.id, ratePerMinute, subject, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() };
@@ -253,16 +280,13 @@ export class TrustChecks {
       await this.persist(m.id, ck);
     };
     const sent = await this.sendIndependent(ch, [subject.volunteer], register);
-    if (sent === null) {
-      c.checksDropped++;
-      this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer }, 'no independent volunteer took the check');
-      return;
-    }
+    if (sent === null) return false;
     await this.rehome(sent);
     c.spotChecks++;
     c.byReason[reason] = (c.byReason[reason] ?? 0) + 1;
     await this.s.noteChecked(subject.volunteer);
     this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, check: sent.id, verifier: sent.by, reason, status: subject.status, pages: subject.pages.length, live: subject.validators.length }, 'spot check issued');
+    return true;
   }
 
   /** The check went to the peer that accepted it (a full receiver forwards): stored again if that changed. */
@@ -303,6 +327,12 @@ export class TrustChecks {
     if (ab.verdict === 'agree') this.s.counters.checksAgreed++;
     if (ab.verdict === 'inconclusive') this.s.counters.checksInconclusive++;
     if (!pair.needsTieBreak) return;
+    if (await this.tryThird(ck, view, ab)) return;
+    this.waiting.push({ stage: 'tiebreak', ck, view, ab, until: now + this.timeoutMs });
+    this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'no third volunteer has room now: the tie-break waits');
+  }
+
+  private async tryThird(ck: Check, view: CrawlView, ab: NonNullable<Check['ab']>): Promise<boolean> {
     const ch = await this.s.core.repos.channels.get(ck.channel);
     const register = async (m: Sent): Promise<void> => {
       const third: Check = { ...ck, id: m.id, stage: 'tiebreak', first: view, ab, peer: m.by, issuedAt: m.issuedAt, deadline: m.deadline, crawl: new CheckCrawl() };
@@ -311,15 +341,12 @@ export class TrustChecks {
       await this.persist(m.id, third);
     };
     const sent = ch === undefined ? null : await this.sendIndependent(ch, [ck.subject.volunteer, view.volunteer], register);
-    if (sent === null) {
-      this.s.counters.checksDropped++;
-      this.s.core.log.warn({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'a disagreement could not be broken: no third volunteer');
-      return;
-    }
+    if (sent === null) return false;
     await this.rehome(sent);
     this.s.counters.tieBreaks++;
     await this.s.noteChecked(ck.subject.volunteer);
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, third: sent.by, check: sent.id }, 'disagreement: third crawl issued');
+    return true;
   }
 
   private async resolveThird(ck: Check, c: CrawlView): Promise<void> {
@@ -393,9 +420,23 @@ export class TrustChecks {
     return sent.id;
   }
 
-  /** Checks whose crawler did not upload in time: a lost task for it, and the check is dropped. */
+  /** Checks whose crawler did not upload in time: a lost task for it, and the check is dropped.
+   * Waiting checks are offered again; past their time they are dropped (counted). */
   private async sweep(): Promise<void> {
     const now = this.s.core.clock();
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const w of waiting) {
+      const subject = w.stage === 'verify' ? w.subject : w.ck.subject;
+      const placed = w.stage === 'verify' ? await this.tryVerify(w.ch, w.subject, w.reason, w.ratePerMinute) : await this.tryThird(w.ck, w.view, w.ab);
+      if (placed) continue;
+      if (this.s.core.clock() <= w.until) {
+        this.waiting.push(w);
+        continue;
+      }
+      this.s.counters.checksDropped++;
+      this.s.core.log.warn({ task: subject.taskId, volunteer: subject.volunteer, stage: w.stage }, w.stage === 'verify' ? 'no independent volunteer took the check in time: dropped' : 'a disagreement could not be broken in time: no third volunteer');
+    }
     for (const ck of [...this.inFlight.values()]) {
       if (now <= ck.deadline + this.graceMs) continue;
       await this.forget(ck.id);
