@@ -165,6 +165,9 @@ export class Overlay {
   staleRecords = 0;
   /** Online crawlers the last search found (those it wrote out, and those beyond `keep` it dropped). */
   lastFound = 0;
+  /** With `keep`: the least RTT the last search wrote out, and the keep.k-th least (Infinity when fewer). */
+  lastNearest = Infinity;
+  lastKth = Infinity;
   /** Σ over crawlers of time online, minutes (closed at leave and at close()). */
   onlineMinutes = 0;
 
@@ -448,6 +451,9 @@ export class Overlay {
     const hv = this.hosts.vec;
     const hi = h * d;
     const hh = this.hosts.height[h]!;
+    const two = d === 2;
+    const h0 = hv[hi]!;
+    const h1 = two ? hv[hi + 1]! : 0;
     const wv = this.winVec;
     const wh = this.winHeight;
     const ids = this.winIds;
@@ -497,7 +503,13 @@ export class Overlay {
             stale++;
             continue;
           }
-          const r = predictRttAt(hv, hi, hh, wv, w * d, wh[w]!, d);
+          // predictRttAt, written out for the usual two dimensions (the same sums in the same order).
+          let r: number;
+          if (two) {
+            const e0 = h0 - wv[w * 2]!;
+            const e1 = h1 - wv[w * 2 + 1]!;
+            r = Math.sqrt(e0 * e0 + e1 * e1) + hh + wh[w]!;
+          } else r = predictRttAt(hv, hi, hh, wv, w * d, wh[w]!, d);
           found++;
           // The last level read: a crawler beyond the limit ranks after every one the
           // caller keeps, and no level follows whose reach test it could count for.
@@ -526,6 +538,8 @@ export class Overlay {
     }
     this.staleRecords += stale;
     this.lastFound = found;
+    this.lastNearest = nearest;
+    this.lastKth = keep === undefined ? NaN : tops === keep.k ? top[keep.k - 1]! : Infinity;
     // The lookups: every level's at once when eagerLevels, else those read.
     const paid = (this.o.eagerLevels ? L : Math.min(L, li + 1)) * B;
     for (let k = 0; k < paid; k++) {

@@ -40,6 +40,16 @@ function vectorDistance(p: FlatCoords, i: number, q: FlatCoords, j: number): num
   return Math.sqrt(s);
 }
 
+/** predictRttAt from the point at x[xi ..] (height hx) to crawler p of `cv`/`ch`,
+ * written out for the usual two dimensions (the same sums in the same order, so
+ * the same value to the last bit). */
+function anchorRtt(x: Float64Array, xi: number, hx: number, cv: Float64Array, p: number, ch: Float64Array, d: number): number {
+  if (d !== 2) return predictRttAt(x, xi, hx, cv, p * d, ch[p]!, d);
+  const e0 = x[xi]! - cv[p * 2]!;
+  const e1 = x[xi + 1]! - cv[p * 2 + 1]!;
+  return Math.sqrt(e0 * e0 + e1 * e1) + hx + ch[p]!;
+}
+
 /** What routing needs of the crawlers' state (the engine owns it). */
 export interface CrawlerView {
   readonly online: Uint8Array;
@@ -161,6 +171,9 @@ export class SimRouter {
   private readonly keep: { spill: number; k: number };
 
   private readonly first = new Int32Array(1);
+  private readonly nearestKth = { nearest: Infinity, kth: Infinity };
+  /** Scratch: where in c's known list the first forwardFanout online peers are. */
+  private readonly firstKnown: Int32Array;
   // the online crawlers, densely (for the stretch scan)
   private readonly onlineList: Int32Array;
   private readonly onlinePos: Int32Array;
@@ -213,6 +226,7 @@ export class SimRouter {
     this.topScores = new Float64Array(Math.max(this.policy.maxAttempts, this.policy.forwardFanout));
     this.knownIds = new Int32Array(this.K);
     this.knownRtt = new Float64Array(this.K);
+    this.firstKnown = new Int32Array(this.policy.forwardFanout);
     this.keep = { spill: this.policy.spill, k: this.policy.maxAttempts };
 
     this.fsets = Array.from({ length: this.policy.maxHops + 1 }, () => new CandidateSet<number>());
@@ -260,10 +274,17 @@ export class SimRouter {
    * shift later decisions a little: quick rec ICR 80 283 tasks, 81 071 when
    * every candidate was purged.)
    */
-  private addRelevant(set: CandidateSet<number>, ids: Int32Array, rtt: Float64Array, n: number, k: number, roomOnly: boolean, t: number): void {
+  private addRelevant(set: CandidateSet<number>, ids: Int32Array, rtt: Float64Array, n: number, k: number, roomOnly: boolean, t: number, known?: { nearest: number; kth: number }): void {
     let nearest = Infinity;
-    for (let i = 0; i < n; i++) if (rtt[i]! < nearest) nearest = rtt[i]!;
-    const kthNearest = roomOnly ? -Infinity : kthSmallest(rtt, n, k, this.kNearestRtt);
+    let kthNearest: number;
+    if (known !== undefined) {
+      // The search kept both as it wrote the candidates out (the same values).
+      nearest = known.nearest;
+      kthNearest = known.kth;
+    } else {
+      for (let i = 0; i < n; i++) if (rtt[i]! < nearest) nearest = rtt[i]!;
+      kthNearest = roomOnly ? -Infinity : kthSmallest(rtt, n, k, this.kNearestRtt);
+    }
     const spill = roomOnly ? Infinity : this.policy.spill * nearest;
     const top = this.topScores;
     let tops = 0;
@@ -293,8 +314,11 @@ export class SimRouter {
     const found = this.found;
     const rtt = this.foundRtt;
     const n = this.overlay.search(h, t, found, rtt, this.keep);
-    this.candidateSum += this.overlay.lastFound;
-    this.addRelevant(set, found, rtt, n, this.policy.maxAttempts, false, t);
+    const ov = this.overlay;
+    this.candidateSum += ov.lastFound;
+    this.nearestKth.nearest = ov.lastNearest;
+    this.nearestKth.kth = ov.lastKth;
+    this.addRelevant(set, found, rtt, n, this.policy.maxAttempts, false, t, this.nearestKth);
     return rankInto(set, this.policy, this.order, this.policy.maxAttempts);
   }
 
@@ -385,36 +409,64 @@ export class SimRouter {
     const base = c * this.K;
     const k = this.policy.forwardFanout;
     const roomOnly = hops + 1 >= this.policy.maxHops;
-    // A bound that addRelevant's cut can only tighten: the spill bound and the
-    // k-th nearest among the first k online peers c knows (its nearest, listed
-    // first). A peer whose RTT from the anchor is surely beyond it would be
-    // passed over there, so its RTT is not computed (the triangle inequality
-    // bounds it by the distances c–peer, known in advance, and anchor–c).
+    const toC = fromHost ? vectorDistance(a, ai, this.crawlerPts, c) : 0;
+    // The nearest and the k-th nearest RTT written out, for addRelevant (kept as they are written).
+    const top = this.kNearestRtt;
+    let tops = 0;
+    let nearest = Infinity;
+    let n = 0;
+    let j = 0;
     let cut = Infinity;
     if (!roomOnly) {
-      let got = 0;
+      // A bound that addRelevant's cut can only tighten: the spill bound and the
+      // k-th nearest among the first k online peers c knows (its nearest, listed
+      // first). A peer whose RTT from the anchor is surely beyond it would be
+      // passed over there, so its RTT is not computed (the triangle inequality
+      // bounds it by the distances c–peer, known in advance, and anchor–c).
+      const fj = this.firstKnown;
       let lo = Infinity;
       let hi = -Infinity;
-      for (let j = 0; j < this.K && got < k; j++) {
+      for (; j < this.K && n < k; j++) {
         const p = known[base + j]!;
         if (p < 0 || p === from || !online[p]) continue;
-        const r = predictRttAt(av, ai * d, ah, cv, p * d, ch[p]!, d);
-        got++;
+        const r = anchorRtt(av, ai * d, ah, cv, p, ch, d);
+        fj[n] = j;
+        ids[n] = p;
+        rtt[n++] = r;
         if (r < lo) lo = r;
         if (r > hi) hi = r;
       }
-      if (got === k) cut = Math.max(this.policy.spill * lo, hi);
+      if (n === k) cut = Math.max(this.policy.spill * lo, hi);
+      // The same filter as for the peers after them (they pass it unless rounding says otherwise).
+      let m = 0;
+      for (let i = 0; i < n; i++) {
+        const p = ids[i]!;
+        if (kd[base + fj[i]!]! - toC - BOUND_SLACK + ah + ch[p]! > cut) continue;
+        ids[m] = p;
+        rtt[m++] = rtt[i]!;
+      }
+      n = m;
+      for (let i = 0; i < n; i++) {
+        const r = rtt[i]!;
+        if (r < nearest) nearest = r;
+        tops = keepLeast(top, tops, k, r);
+      }
     }
-    const toC = fromHost ? vectorDistance(a, ai, this.crawlerPts, c) : 0;
-    let n = 0;
-    for (let j = 0; j < this.K; j++) {
+    for (; j < this.K; j++) {
       const p = known[base + j]!;
       if (p < 0 || p === from || !online[p]) continue;
       if (kd[base + j]! - toC - BOUND_SLACK + ah + ch[p]! > cut) continue;
+      const r = anchorRtt(av, ai * d, ah, cv, p, ch, d);
       ids[n] = p;
-      rtt[n++] = predictRttAt(av, ai * d, ah, cv, p * d, ch[p]!, d);
+      rtt[n++] = r;
+      if (!roomOnly) {
+        if (r < nearest) nearest = r;
+        tops = keepLeast(top, tops, k, r);
+      }
     }
-    this.addRelevant(set, ids, rtt, n, k, roomOnly, t);
+    this.nearestKth.nearest = nearest;
+    this.nearestKth.kth = roomOnly ? -Infinity : tops === k ? top[k - 1]! : Infinity;
+    this.addRelevant(set, ids, rtt, n, k, roomOnly, t, this.nearestKth);
     return forwardInto(set, this.policy, this.forders[hops]!, hops);
   }
 
