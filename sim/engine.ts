@@ -165,11 +165,11 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     const h = pool.channel[s]!;
     if (router.route(s, h, t) >= 0) return;
     if (hold) {
-      const first = router.choose(h, t);
-      if (first.length > 0) {
+      const first = router.firstChoiceAgain(h, t);
+      if (first >= 0) {
         held++;
         recordNoRoom(rec, h, t);
-        crawlers.hold(s, first[0]!, t);
+        crawlers.hold(s, first, t);
         return;
       }
     }

@@ -168,6 +168,8 @@ export class Overlay {
   /** With `keep`: the least RTT the last search wrote out, and the keep.k-th least (Infinity when fewer). */
   lastNearest = Infinity;
   lastKth = Infinity;
+  /** The last search (for repeatSearch); host −1 once a join or leave changed the overlay. */
+  private readonly last = { host: -1, t: NaN, stale: 0, paid: 0, n: 0 };
   /** Σ over crawlers of time online, minutes (closed at leave and at close()). */
   onlineMinutes = 0;
 
@@ -289,6 +291,7 @@ export class Overlay {
 
   /** Crawler c joins at t and provides its cells. */
   join(c: number, t: number): void {
+    this.last.host = -1;
     if (this.online[c]) return;
     this.online[c] = 1;
     this.onlineCount++;
@@ -316,6 +319,7 @@ export class Overlay {
   /** Crawler c leaves at t. Notified or not, its records stay until they
    * lapse: withdrawing only stops re-providing. */
   leave(c: number, t: number): void {
+    this.last.host = -1;
     if (!this.online[c]) return;
     const last = this.settle(c, t);
     this.online[c] = 0;
@@ -542,10 +546,36 @@ export class Overlay {
     this.lastKth = keep === undefined ? NaN : tops === keep.k ? top[keep.k - 1]! : Infinity;
     // The lookups: every level's at once when eagerLevels, else those read.
     const paid = (this.o.eagerLevels ? L : Math.min(L, li + 1)) * B;
+    this.payLookups(base, paid, t);
+    this.last.host = h;
+    this.last.t = t;
+    this.last.stale = stale;
+    this.last.paid = paid;
+    this.last.n = n;
+    return n;
+  }
+
+  private payLookups(base: number, paid: number, t: number): void {
     for (let k = 0; k < paid; k++) {
       const cell = this.blocks[base + k]!;
       if (cell >= 0) this.lookup(this.cellLast, cell, t);
     }
-    return n;
+  }
+
+  /**
+   * The same search again, for the same host at the same time, with nothing
+   * in the overlay changed since (no join or leave, no other search): the
+   * caller's `out` and `rtt` still hold what search() wrote, and the windows
+   * are the same, so only the bill is repeated — the lookups (answered from
+   * the Router's cache, or paid again when it keeps nothing) and the stale
+   * records met. Returns the count search() returned, or −1 when the last
+   * search was of another host or time.
+   */
+  repeatSearch(h: number, t: number): number {
+    const last = this.last;
+    if (last.host !== h || last.t !== t) return -1;
+    this.staleRecords += last.stale;
+    this.payLookups(h * this.L * this.B, last.paid, t);
+    return last.n;
   }
 }

@@ -307,14 +307,17 @@ export class SimRouter {
     }
   }
 
-  /** Ranks the candidates the full search finds into `order`; returns how many. */
-  private searchCandidates(h: number, t: number): number {
+  /** Ranks the candidates the full search finds into `order`; returns how many.
+   * With `again`, the search route() just made for the same host and time is
+   * not redone, only billed again (Overlay.repeatSearch); the loads are read anew. */
+  private searchCandidates(h: number, t: number, again = false): number {
     const set = this.set;
     set.clear();
     const found = this.found;
     const rtt = this.foundRtt;
-    const n = this.overlay.search(h, t, found, rtt, this.keep);
     const ov = this.overlay;
+    let n = again ? ov.repeatSearch(h, t) : -1;
+    if (n < 0) n = ov.search(h, t, found, rtt, this.keep);
     this.candidateSum += ov.lastFound;
     this.nearestKth.nearest = ov.lastNearest;
     this.nearestKth.kth = ov.lastKth;
@@ -328,6 +331,15 @@ export class SimRouter {
     if (!this.coord) return Array.from(this.order.subarray(0, this.ring.nearest(h, this.policy.maxAttempts, this.order)));
     const m = this.searchCandidates(h, t);
     return Array.from(this.order.subarray(0, m), (i) => this.set.ids[i]!);
+  }
+
+  /** The first crawler choose(h, t) would name (−1: none), right after route()
+   * refused a task of host h at t: the search is not redone (the same
+   * candidates, the same bill), the ranking is, on the loads as they are now. */
+  firstChoiceAgain(h: number, t: number): number {
+    if (!this.coord) return this.ring.nearest(h, 1, this.first) === 1 ? this.first[0]! : -1;
+    const m = this.searchCandidates(h, t, true);
+    return m > 0 ? this.set.ids[this.order[0]!]! : -1;
   }
 
   /** Routes task s (for host h) at time t; returns the crawler that took it, or −1. */
