@@ -148,8 +148,10 @@ export class SimRouter {
   private readonly crawlerPts: FlatCoords;
   /** Crawlers each crawler knows: known[c·K .. c·K + K). */
   private readonly known: Int32Array;
-  /** The vector distance (no heights) from each crawler to each it knows, beside known. */
-  private readonly knownDist: Float64Array;
+  /** The vector distance (no heights) from each crawler to each it knows plus
+   * that one's height, beside known: with the anchor's distance to the crawler
+   * and height, a lower bound on the anchor's predicted RTT to it. */
+  private readonly knownBound: Float64Array;
   private readonly K: number;
   // scratch
   private readonly found: Int32Array;
@@ -212,11 +214,11 @@ export class SimRouter {
     const random = Math.min(opts.knownRandom, Math.max(0, C - 1 - near));
     this.K = near + random;
     this.known = knownPeers(this.crawlerPts, near, random, createRng(opts.peerSeed));
-    this.knownDist = new Float64Array(this.known.length);
+    this.knownBound = new Float64Array(this.known.length);
     for (let c = 0; c < C; c++) {
       for (let j = 0; j < this.K; j++) {
         const p = this.known[c * this.K + j]!;
-        if (p >= 0) this.knownDist[c * this.K + j] = vectorDistance(this.crawlerPts, c, this.crawlerPts, p);
+        if (p >= 0) this.knownBound[c * this.K + j] = vectorDistance(this.crawlerPts, c, this.crawlerPts, p) + this.crawlerPts.height[p]!;
       }
     }
     this.found = new Int32Array(this.overlay.maxFound);
@@ -267,8 +269,9 @@ export class SimRouter {
    * in rtt) that can be among the first k of the placement order: one of the
    * k nearest (the order after the crawlers with room within the spill
    * bound), or one with room within that bound that scores better than the
-   * k-th best such so far (a score is never below the RTT). With roomOnly
-   * (the last forwarding hop) only crawlers with room, by score. Reading
+   * k-th best such so far (a score is never below the RTT); a full crawler
+   * beyond the k-th nearest is left out (the k nearest rank before it). With
+   * roomOnly (the last forwarding hop) only crawlers with room, by score. Reading
    * the loads of just these changes no ranking. (The others' expired queued
    * tasks are then purged later, when the crawler is next touched, which can
    * shift later decisions a little: quick rec ICR 80 283 tasks, 81 071 when
@@ -298,7 +301,9 @@ export class SimRouter {
       if (r > kthNearest && (r > spill || (tops === k && r >= top[k - 1]!))) continue;
       const c = ids[i]!;
       if (qLen[c] === queue) cr.purge(c, t);
-      if (roomOnly && running[c] === threads && qLen[c] === queue) continue;
+      // A full crawler beyond the k-th nearest never ranks among the first k:
+      // the k nearest (each with room within the bound, or nearer) come first.
+      if (running[c] === threads && qLen[c] === queue && (roomOnly || r > kthNearest)) continue;
       set.add(c, r, running[c]!, qLen[c]!, threads - running[c]! + (queue - qLen[c]!));
       const j = set.n - 1;
       if (r > spill || !set.room[j]) continue;
@@ -415,13 +420,15 @@ export class SimRouter {
     const ch = this.crawlerPts.height;
     const online = this.crawlers.online;
     const known = this.known;
-    const kd = this.knownDist;
+    const kb = this.knownBound;
     const ids = this.knownIds;
     const rtt = this.knownRtt;
     const base = c * this.K;
     const k = this.policy.forwardFanout;
     const roomOnly = hops + 1 >= this.policy.maxHops;
     const toC = fromHost ? vectorDistance(a, ai, this.crawlerPts, c) : 0;
+    // The triangle inequality: RTT(anchor, p) ≥ ‖c − p‖ − ‖anchor − c‖ + both heights (less a slack for rounding).
+    const off = ah - toC - BOUND_SLACK;
     // The nearest and the k-th nearest RTT written out, for addRelevant (kept as they are written).
     const top = this.kNearestRtt;
     let tops = 0;
@@ -453,7 +460,7 @@ export class SimRouter {
       let m = 0;
       for (let i = 0; i < n; i++) {
         const p = ids[i]!;
-        if (kd[base + fj[i]!]! - toC - BOUND_SLACK + ah + ch[p]! > cut) continue;
+        if (kb[base + fj[i]!]! + off > cut) continue;
         ids[m] = p;
         rtt[m++] = rtt[i]!;
       }
@@ -467,7 +474,7 @@ export class SimRouter {
     for (; j < this.K; j++) {
       const p = known[base + j]!;
       if (p < 0 || p === from || !online[p]) continue;
-      if (kd[base + j]! - toC - BOUND_SLACK + ah + ch[p]! > cut) continue;
+      if (kb[base + j]! + off > cut) continue;
       const r = anchorRtt(av, ai * d, ah, cv, p, ch, d);
       ids[n] = p;
       rtt[n++] = r;
