@@ -149,3 +149,29 @@ describe('simulated overlay: what the manager can see', () => {
     expect(ov.visibleCrawlers(1)).toBe(19);
   });
 });
+
+describe('simulated overlay: a search repeated for a task held after every attempt refused', () => {
+  it('bills the same lookups and stale records again, and only while nothing changed', () => {
+    const hosts = points([[0, 0], [900, 900]]);
+    const crawlers = points([[1, 1], [2, 1], [1, 2], [2, 2], [3, 3]]);
+    const ov = new Overlay(hosts, crawlers, { cacheTtlMs: 0 });
+    for (let c = 0; c < 5; c++) ov.join(c, 0);
+    ov.leave(4, 1);
+    const out = new Int32Array(ov.maxFound);
+    const rtt = new Float64Array(ov.maxFound);
+    const n = ov.search(0, 2, out, rtt);
+    const once = { lookups: ov.lookups, messages: ov.lookupMessages, stale: ov.staleRecords };
+    expect(once.stale).toBe(1);
+    expect(ov.repeatSearch(0, 2)).toBe(n);
+    // With no Router cache every lookup is paid again; the stale record is met again.
+    expect(ov.lookups).toBe(2 * once.lookups);
+    expect(ov.lookupMessages).toBe(2 * once.messages);
+    expect(ov.staleRecords).toBe(2);
+    // Another host, another time, or a join or leave since: nothing to repeat.
+    expect(ov.repeatSearch(1, 2)).toBe(-1);
+    expect(ov.repeatSearch(0, 3)).toBe(-1);
+    ov.search(0, 3, out, rtt);
+    ov.join(4, 3);
+    expect(ov.repeatSearch(0, 3)).toBe(-1);
+  });
+});
