@@ -27,11 +27,18 @@ const TIMEOUT_MS = 15_000;
 export const OWNER_PAUSE_REASONS = ['owner', 'cap', 'schedule', 'battery', 'busy'] as const;
 export type OwnerPauseReason = (typeof OWNER_PAUSE_REASONS)[number];
 
+/** How others reach a volunteer, as it last reported (docs/nat.md): directly (public, or a router's port
+ * mapping), relayed (some peers punched a direct connection: punched), pulling its tasks, or not known yet. */
+export const REACH_KINDS = ['public', 'mapped', 'punched', 'relayed', 'pull', 'starting', 'unreachable'] as const;
+export type ReachKind = (typeof REACH_KINDS)[number];
+
 export const stateReportSchema = z.strictObject({
   state: z.enum(['running', 'paused']),
   reasons: z.array(z.enum(OWNER_PAUSE_REASONS)).max(OWNER_PAUSE_REASONS.length),
   /** Epoch ms the state began (the volunteer's clock). */
   since: z.number().int().min(0).max(8.64e15),
+  /** How others reach it (behind NAT; absent on a LAN network). */
+  reach: z.enum(REACH_KINDS).optional(),
 });
 export type StateReport = z.infer<typeof stateReportSchema>;
 

@@ -33,8 +33,10 @@ export function deadlineSignal(timeoutMs: number): AbortSignal {
 
 /** Wraps a stream so that each read/write is one length-prefixed JSON message
  * (or, with readBytes/writeBytes, a binary one) of at most `maxBytes`, and
- * every operation fails after `timeoutMs`. */
-export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number): JsonChannel {
+ * every operation fails after `timeoutMs`. `writeMaxBytes` (default
+ * `maxBytes`) caps what this side sends, for protocols whose answers are far
+ * larger than the requests they read. */
+export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number, writeMaxBytes = maxBytes): JsonChannel {
   const lp: LengthPrefixedStream<Stream> = lpStream(stream, { maxDataLength: maxBytes });
   const deadline = deadlineSignal(timeoutMs);
   return {
@@ -56,12 +58,12 @@ export function jsonChannel(stream: Stream, maxBytes: number, timeoutMs: number)
       return (await lp.read({ signal: deadline })).subarray();
     },
     async writeBytes(bytes) {
-      if (bytes.byteLength > maxBytes) throw new WireError(`message of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte cap`);
+      if (bytes.byteLength > writeMaxBytes) throw new WireError(`message of ${bytes.byteLength} bytes exceeds the ${writeMaxBytes}-byte cap`);
       await lp.write(bytes, { signal: deadline });
     },
     async write(value) {
       const bytes = encoder.encode(JSON.stringify(value));
-      if (bytes.byteLength > maxBytes) throw new WireError(`message of ${bytes.byteLength} bytes exceeds the ${maxBytes}-byte cap`);
+      if (bytes.byteLength > writeMaxBytes) throw new WireError(`message of ${bytes.byteLength} bytes exceeds the ${writeMaxBytes}-byte cap`);
       await lp.write(bytes, { signal: deadline });
     },
     async close() {

@@ -13,6 +13,9 @@ import { Router } from '../dht/router.js';
 import { OverlayChecker, type OverlayVerdict } from '../dht/overlay-check.js';
 import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
 import { NO_FORWARD_HOPS, sendTask } from '../dht/task-protocol.js';
+import { PullDesk, type PullOutcome } from '../dht/task-pull.js';
+import { predictRtt } from '../coords/index.js';
+import { fromWireCoord } from '../dht/peers.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
 import { ArchiveReceiver } from '../dht/archive-upload.js';
 import { signOperatorConfig, StateReceiver } from '../dht/volunteer-state.js';
@@ -53,6 +56,8 @@ export class ManagerNode {
   readonly archiveReceiver: ArchiveReceiver | null;
   /** Each volunteer's state as its owner's controls set it (running, or paused and why). */
   readonly ownerStates = new VolunteerStates();
+  /** Orders waiting for volunteers nobody can dial, which pull them (src/dht/task-pull.ts). */
+  readonly pulls: PullDesk;
   /** (host, volunteer) pairs whose owner blocks the host: no order for it goes there. */
   readonly ownerBlocks = new OwnerBlocks();
   private stateReceiver: StateReceiver | undefined;
@@ -79,6 +84,7 @@ export class ManagerNode {
       onVerdict: (v) => void this.overlayOutcome(v),
       log: o.log,
     });
+    this.pulls = new PullDesk({ libp2p, coordOf: (peer) => this.peers.get(peer)?.coord, log: o.log });
     this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, overlay: this.overlay, log: o.log });
     this.receiver = new UploadReceiver({
       libp2p,
@@ -108,6 +114,7 @@ export class ManagerNode {
       start: async (n) => {
         await n.coords.start();
         await n.receiver.start();
+        await n.pulls.start();
         await n.archiveReceiver?.start();
         const config = await signOperatorConfig({ v: 1, issuer: n.peerId, issuedAt: Date.now(), contactUrl: o.contactUrl ?? null }, o.privateKey);
         n.stateReceiver = new StateReceiver({ libp2p: n.libp2p, config, onReport: (from, r) => n.stateReported(from, r), log: o.log });
@@ -196,19 +203,58 @@ export class ManagerNode {
       .catch((err: unknown) => this.o.log.warn({ peer: v.peer, err: String(err) }, 'could not record an overlay verdict'));
   }
 
-  /** Signs the task's order and routes it to a crawler near its host (never to a quarantined, banned or paused one). */
+  /** Signs the task's order and routes it to a crawler near its host (never to a quarantined, banned or paused one).
+   * A volunteer nobody can dial pulls its orders (task-pull.ts): when it is the crawler nearest the host the order
+   * waits for its pull; pushes never go to it; and an order no push placed waits for any pull. */
   async dispatch(t: IssuedTask): Promise<DispatchResult> {
+    let parked: Promise<PullOutcome> | null = null;
+    let r: Awaited<ReturnType<Router['route']>> | undefined;
     await this.slot();
     try {
       const { envelope, order } = await this.sign(t);
-      const r = await this.router.route(envelope, order, { exclude: this.excluded(t.channel.host) });
-      if (r.status === 'accepted') this.routed.accepted++;
-      else this.routed.failed++;
-      this.o.log.debug({ task: t.task.id, status: r.status, by: r.by, attempts: r.attempts, level: r.level }, 'task routed');
-      return { status: r.status, ...(r.by !== undefined ? { by: r.by } : {}), ...(r.reason !== undefined ? { reason: r.reason } : {}) };
+      const exclude = this.excluded(t.channel.host);
+      const pullers = this.pulls.live();
+      const nearest = pullers.size > 0 ? this.nearestPuller(t, exclude) : null;
+      if (nearest !== null) parked = this.pulls.offer(envelope, { ...(t.hostCoord !== undefined ? { host: t.hostCoord } : {}), for: nearest });
+      else {
+        r = await this.router.route(envelope, order, { exclude: new Set([...exclude, ...pullers]) });
+        if (r.status !== 'accepted' && pullers.size > 0) parked = this.pulls.offer(envelope, { ...(t.hostCoord !== undefined ? { host: t.hostCoord } : {}), exclude });
+      }
+      this.o.log.debug({ task: t.task.id, status: r?.status ?? 'parked', by: r?.by, attempts: r?.attempts, level: r?.level, pull: nearest }, 'task routed');
     } finally {
       this.release();
     }
+    // A parked order holds no routing slot while it waits.
+    const pulled = parked !== null ? await parked : null;
+    const out: DispatchResult =
+      pulled !== null
+        ? { status: pulled.status, by: pulled.by }
+        : r !== undefined && (r.status === 'accepted' || parked === null)
+          ? { status: r.status, ...(r.by !== undefined ? { by: r.by } : {}), ...(r.reason !== undefined ? { reason: r.reason } : {}) }
+          : { status: r?.status ?? 'no-crawler', reason: r !== undefined ? `${r.reason ?? r.status}; and no volunteer pulled it` : 'the crawler nearest the host pulls its tasks and did not pull this one in time' };
+    if (out.status === 'accepted') this.routed.accepted++;
+    else this.routed.failed++;
+    return out;
+  }
+
+  /** The pulling volunteer nearest the task's host with room, if it is nearer than every crawler a push could reach. */
+  private nearestPuller(t: IssuedTask, exclude: ReadonlySet<string>): string | null {
+    if (t.hostCoord === undefined) return null;
+    const host = fromWireCoord(t.hostCoord);
+    let best: { id: string; d: number; pull: boolean } | null = null;
+    const consider = (id: string, coord: Parameters<typeof predictRtt>[0] | undefined, pull: boolean): void => {
+      if (coord === undefined || exclude.has(id)) return;
+      const d = predictRtt(host, coord);
+      if (best === null || d < best.d) best = { id, d, pull };
+    };
+    const pullers = this.pulls.live();
+    for (const id of pullers) {
+      const p = this.pulls.puller(id);
+      if (p !== null && p.room > 0) consider(id, p.coord, true);
+    }
+    for (const p of this.crawlers()) if (!pullers.has(p.id)) consider(p.id, p.coord, false);
+    const b = best as { id: string; pull: boolean } | null;
+    return b !== null && b.pull ? b.id : null;
   }
 
   /** Signs the task's order and sends it to one chosen crawler (spot checks and re-crawls);
@@ -243,6 +289,7 @@ export class ManagerNode {
     this.o.manager.trust.checks.stopSweep();
     if (this.overlayTimer !== undefined) clearInterval(this.overlayTimer);
     await this.receiver.stop().catch(() => undefined);
+    await this.pulls.stop();
     await this.archiveReceiver?.stop().catch(() => undefined);
     await this.stateReceiver?.stop().catch(() => undefined);
     await this.coords.stop().catch(() => undefined);

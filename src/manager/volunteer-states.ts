@@ -5,8 +5,10 @@
 // states again within one manager-link check. Routing leaves paused
 // volunteers out (a paused node also withdraws its cell announcements, but a
 // router's cached cell answer can name it for a while); the API, /metrics and
-// the dashboard show the states.
-import type { OwnerPauseReason, StateReport } from '../dht/volunteer-state.js';
+// the dashboard show the states, and how others reach each volunteer (its
+// report's `reach`; `pull` whenever it pulled its tasks lately, which the
+// manager sees for itself).
+import { REACH_KINDS, type OwnerPauseReason, type ReachKind, type StateReport } from '../dht/volunteer-state.js';
 
 export interface VolunteerState extends StateReport {
   /** Manager's clock when the report arrived, epoch ms. */
@@ -51,5 +53,17 @@ export class VolunteerStates {
       }
     }
     return { running, paused, reasons };
+  }
+
+  /** How others reach `peer`: pulling (seen by the manager's pull desk), else as it last reported; null before any report. */
+  reach(peer: string, pulling: ReadonlySet<string>): ReachKind | null {
+    return pulling.has(peer) ? 'pull' : (this.states.get(peer)?.reach ?? null);
+  }
+
+  /** Online volunteers per reachability (`unknown`: no report with it yet: a LAN network, or an older volunteer). */
+  reachCounts(online: readonly string[], pulling: ReadonlySet<string>): Record<ReachKind | 'unknown', number> {
+    const out = Object.fromEntries([...REACH_KINDS, 'unknown'].map((k) => [k, 0])) as Record<ReachKind | 'unknown', number>;
+    for (const id of online) out[this.reach(id, pulling) ?? 'unknown']++;
+    return out;
   }
 }

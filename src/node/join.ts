@@ -17,7 +17,7 @@ import { parseBootstrap, VolunteerNode, type TaskRunner } from './node.js';
 import { formatStatus } from './status.js';
 import { assertNoNodeRunning } from './control.js';
 import { loadTestPlugin } from './test-plugin.js';
-import { formatNatStatus, natNodeService, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
+import { formatNatStatus, natNodeService, natPuller, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
 import { RotatingFile } from './log-file.js';
 import { OwnerControl } from './owner-service.js';
 import { Libp2pTraffic } from '../dht/traffic.js';
@@ -73,6 +73,7 @@ export interface JoinFlags {
   seed?: number;
   upnp?: boolean;
   relay?: boolean;
+  relayReservations?: number;
 }
 
 export function registerJoin(program: Command): void {
@@ -137,6 +138,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     overrides: prefsOverrides(flags),
     log,
     manager: flags.manager,
+    reach: () => nat?.reach(),
     onOperatorConfig: (cfg) => {
       const ua = cfg.contactUrl !== null ? userAgentWithContact(cfg.contactUrl) : undefined;
       if (ua !== operator.userAgent) log.info({ contactUrl: cfg.contactUrl }, "the operator's contact URL (signed by the manager) goes into the User-Agent");
@@ -185,8 +187,9 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
           },
           dial: (peer, opts) => n.libp2p.dial(peer, opts),
           getConnections: (peer) => n.libp2p.getConnections(peer),
-        });
-        return [...(nat !== undefined ? [nat] : []), owner.service(n)];
+        }, { ...(flags.relayReservations !== undefined ? { reservations: flags.relayReservations } : {}), onReachChange: () => owner.reachChanged() });
+        // Nobody can dial a NATed node without a relay: it pulls its tasks (src/dht/task-pull.ts).
+        return [...(nat !== undefined ? [nat, natPuller(n, nat, flags.manager, log)] : []), owner.service(n)];
       },
       maxConnections: flags.maxConnections,
       coordIntervalMs: flags.coordInterval,

@@ -6,13 +6,16 @@
 // (the bootstrap peers: the manager and public volunteers), and tells the
 // owner: a log line on every change, and a snapshot for the status line.
 import type { Logger } from 'pino';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { multiaddr } from '@multiformats/multiaddr';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { Connection, PeerId } from '@libp2p/interface';
 import { VOLUNTEER_RELAY_LIMITS, type NatOptions } from '../dht/nat.js';
 import type { HolePunch, PunchFailure, PunchMapping, PunchSuccess } from '../dht/holepunch/index.js';
 import type { Reachability, ReachabilityService } from '../dht/reachability.js';
+import type { ReachKind } from '../dht/volunteer-state.js';
+import { TaskPuller } from '../dht/task-pull.js';
+import type { VolunteerNode } from './node.js';
 
 export interface NatServiceOptions {
   reachability: ReachabilityService;
@@ -23,6 +26,10 @@ export interface NatServiceOptions {
   observers: string[];
   /** Meeting neighbours behind NAT (see `meet`); without it the node only punches when someone dials it over a relay. */
   meet?: MeetOptions;
+  /** Relays it may reserve on (0: none — such a node pulls its tasks as soon as it is not public). */
+  reservations?: number;
+  /** Told when `reach()` changes (the owner's state report carries it to the manager). */
+  onReachChange?: (reach: ReachKind) => void;
   log: Logger;
 }
 
@@ -49,13 +56,18 @@ export interface NatStatus {
   natType: string;
   punched: number;
   punchFailed: number;
+  /** Nobody can dial this node: it pulls its tasks. */
+  pull: boolean;
 }
 
 export class NatService {
   readonly name = 'nat';
   private readonly onChange = (e: CustomEvent<Reachability>): void => void this.apply(e.detail);
-  private readonly onPunch = (e: CustomEvent<PunchSuccess>): void =>
+  private readonly onPunch = (e: CustomEvent<PunchSuccess>): void => {
     this.o.log.info({ peer: e.detail.peer, role: e.detail.role, ms: e.detail.ms, remote: e.detail.remote }, 'hole punched: direct connection');
+    this.reachChanged();
+  };
+  private lastReach: ReachKind | undefined;
   private natType = 'unknown';
   private readonly onMapping = (e: CustomEvent<PunchMapping>): void => {
     if (e.detail.natType === this.natType) return;
@@ -100,10 +112,32 @@ export class NatService {
     const r = this.o.reachability.current();
     const hp = this.o.holePunch?.stats();
     const failed = hp === undefined ? 0 : Object.values(hp.failures).reduce((s, n) => s + n, 0);
-    return { reachability: r.state, direct: r.direct, relays: r.relays.length, natType: hp?.natType ?? 'unknown', punched: hp?.successes ?? 0, punchFailed: failed };
+    return { reachability: r.state, direct: r.direct, relays: r.relays.length, natType: hp?.natType ?? 'unknown', punched: hp?.successes ?? 0, punchFailed: failed, pull: this.pullMode() };
+  }
+
+  /** Nobody can dial this node (no direct address, no relay): it pulls its tasks (src/dht/task-pull.ts). */
+  pullMode(): boolean {
+    const s = this.o.reachability.current().state;
+    return s === 'unreachable' || (s === 'starting' && this.o.reservations === 0);
+  }
+
+  /** How others reach this node, in the manager's words (the state report, the dashboard). */
+  reach(): ReachKind {
+    if (this.pullMode()) return 'pull';
+    const s = this.o.reachability.current().state;
+    if (s === 'relayed' && (this.o.holePunch?.stats().successes ?? 0) > 0) return 'punched';
+    return s;
+  }
+
+  private reachChanged(): void {
+    const r = this.reach();
+    if (r === this.lastReach) return;
+    this.lastReach = r;
+    this.o.onReachChange?.(r);
   }
 
   private async apply(r: Reachability): Promise<void> {
+    this.reachChanged();
     const dialable = r.state === 'public' || r.state === 'mapped';
     const mode = dialable ? 'server' : 'client';
     if (this.o.dht.getMode() !== mode) await this.o.dht.setMode(mode).catch((err: unknown) => this.o.log.warn({ err: String(err) }, 'could not switch the DHT mode'));
@@ -181,19 +215,25 @@ export interface NatFlags {
   lan?: boolean;
   upnp?: boolean;
   relay?: boolean;
+  relayReservations?: number;
 }
 
 /** Adds join's NAT flags (--upnp, --relay) to a command. */
 export function registerNatFlags(cmd: Command): Command {
   return cmd
     .option('--upnp', "ask the home router for a port mapping (UPnP / NAT-PMP); opens a port in the router's firewall while the node runs", false)
+    .option('--relay-reservations <n>', 'relays to hold a reservation on while behind NAT (0: none; the node then pulls its tasks from the manager)', (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 8) throw new InvalidArgumentError('--relay-reservations must be an integer from 0 to 8');
+      return n;
+    })
     .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.maxReservationsPerIp} per IP address, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection)`, false);
 }
 
 /** The stack's NAT options for a volunteer: none on a LAN network (everyone dials everyone there). */
 export function volunteerNatOptions(flags: NatFlags): NatOptions | undefined {
   if (flags.lan === true) return undefined;
-  return { upnp: flags.upnp === true, ...(flags.relay === true ? { relayServer: VOLUNTEER_RELAY_LIMITS } : {}), holePunch: {} };
+  return { upnp: flags.upnp === true, ...(flags.relayReservations !== undefined ? { relayReservations: flags.relayReservations } : {}), ...(flags.relay === true ? { relayServer: VOLUNTEER_RELAY_LIMITS } : {}), holePunch: {} };
 }
 
 /** What the node service needs of a stack: kad-dht, and the NAT services when it was built with NAT options. */
@@ -202,15 +242,36 @@ export interface NatCapableLibp2p {
 }
 
 /** The node service for a stack built with NAT options (undefined for a LAN node). */
-export function natNodeService(libp2p: NatCapableLibp2p, bootstrap: string[], log: Logger, meet?: MeetOptions): NatService | undefined {
+export function natNodeService(
+  libp2p: NatCapableLibp2p,
+  bootstrap: string[],
+  log: Logger,
+  meet?: MeetOptions,
+  more: Pick<NatServiceOptions, 'reservations' | 'onReachChange'> = {},
+): NatService | undefined {
   const reachability = libp2p.services.reachability;
   if (reachability === undefined) return undefined;
-  return new NatService({ reachability, holePunch: libp2p.services.holePunch, dht: libp2p.services.dht, observers: bootstrap, log, ...(meet !== undefined ? { meet } : {}) });
+  return new NatService({ reachability, holePunch: libp2p.services.holePunch, dht: libp2p.services.dht, observers: bootstrap, log, ...(meet !== undefined ? { meet } : {}), ...more });
+}
+
+/** The pull fallback of a NATed volunteer (src/dht/task-pull.ts): while nobody can dial it, it asks the manager
+ * for up to its free slots of orders, and runs each through its task receiver as if it had been pushed. */
+export function natPuller(node: VolunteerNode, nat: NatService, manager: string, log: Logger): TaskPuller {
+  return new TaskPuller({
+    libp2p: node.libp2p,
+    manager,
+    active: () => nat.pullMode(),
+    free: () => (node.paused ? 0 : node.runner.load().free),
+    coord: () => node.vivaldi.coord,
+    handle: (envelope) => node.receiver.handle({ envelope, hops: 0 }, manager),
+    log,
+  });
 }
 
 /** One short field for the status line. */
 export function formatNatStatus(s: NatStatus): string {
   const punched = s.punched > 0 ? `, ${s.punched} punched` : '';
+  if (s.pull) return 'pulling tasks (nobody can dial this node)';
   switch (s.reachability) {
     case 'public':
       return `public${punched}`;

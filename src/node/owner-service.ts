@@ -17,7 +17,7 @@ import { Ledger, periodConfig } from './ledger.js';
 import type { NodeService, VolunteerNode } from './node.js';
 import { linuxProbes, type OsProbes } from './os-probe.js';
 import { OwnerReport } from './owner-report.js';
-import type { OperatorConfig } from '../dht/volunteer-state.js';
+import type { OperatorConfig, ReachKind } from '../dht/volunteer-state.js';
 import type { OwnerStatus } from './owner-status.js';
 import { describePrefs, prefsPath, setPrefInFile, type Prefs, type PrefsOverrides } from './prefs.js';
 import { PrefsWatcher } from './prefs-watch.js';
@@ -49,6 +49,8 @@ export interface OwnerControlOptions {
   manager?: string;
   /** The operator's configuration, signed by the manager and verified, each time the manager sends it. */
   onOperatorConfig?: (cfg: OperatorConfig) => void;
+  /** How others reach this node (behind NAT), sent with every state report. */
+  reach?: () => ReachKind | undefined;
   /** The libp2p stack's own TCP bytes (src/dht/traffic.ts): added to the ledger at every policy step, so the overlay's traffic counts against the caps too. */
   traffic?: { take(): { read: number; written: number } };
 }
@@ -140,7 +142,10 @@ export class OwnerControl {
           this.report = new OwnerReport({
             libp2p: node.libp2p,
             manager: this.o.manager,
-            state: () => ({ state: this.decision.state, reasons: [...this.decision.reasons], since: Math.floor(this.decision.memory.since) }),
+            state: () => {
+              const reach = this.o.reach?.();
+              return { state: this.decision.state, reasons: [...this.decision.reasons], since: Math.floor(this.decision.memory.since), ...(reach !== undefined ? { reach } : {}) };
+            },
             onConfig: (cfg) => this.o.onOperatorConfig?.(cfg),
             log: this.o.log,
           });
@@ -161,6 +166,11 @@ export class OwnerControl {
         this.ledger.close();
       },
     };
+  }
+
+  /** How others reach this node changed: the manager is told with the state. */
+  reachChanged(): void {
+    this.report?.changed();
   }
 
   /** Closes what the constructor opened, for a node that never started. */

@@ -145,8 +145,13 @@ describe('dashboard', () => {
       await crawlerRow.waitFor({ timeout: 30_000 });
       expect(await crawlerRow.locator('td').nth(2).textContent()).toBe('2 of 6 slots busy (1 running, 1 queued)');
       // Its owner paused it: the row says so, and why.
-      mgr.node.ownerStates.note('12D3KooWcrawlerForTheDashboard', { state: 'paused', reasons: ['cap', 'schedule'], since: Date.now() });
+      // It reported being reachable over relays with some peers hole-punched (behind NAT): the reachability column says so.
+      mgr.node.ownerStates.note('12D3KooWcrawlerForTheDashboard', { state: 'paused', reasons: ['cap', 'schedule'], since: Date.now(), reach: 'punched' });
       await until(page, "[...document.querySelectorAll('#crawlers tbody td')].some((td) => td.textContent === 'paused (cap, schedule)')");
+      expect(await crawlerRow.locator('td').nth(6).textContent()).toBe('relayed, hole-punched');
+      const api = (await (await fetch(`${mgr.api.url}/api/crawlers`)).json()) as { crawlers: { id: string; reachability: string | null }[] };
+      expect(api.crawlers.find((c) => c.id === '12D3KooWcrawlerForTheDashboard')?.reachability).toBe('punched');
+      expect(await (await fetch(`${mgr.api.url}/metrics`)).text()).toMatch(/^volcrawl_volunteers_reachability\{reach="punched"\} 1$/m);
 
       // Charts: the <img>s load an SVG with real size.
       await until(page, CHARTS_LOADED);

@@ -17,6 +17,7 @@ interface Snapshot {
   counters: Counters;
   crawlers: number;
   owner: ReturnType<VolunteerStates['counts']> | null;
+  reach: ReturnType<VolunteerStates['reachCounts']> | null;
 }
 
 export interface Metrics {
@@ -79,6 +80,11 @@ export function createMetrics(ctx: ApiContext): Metrics {
     this.reset();
     if (o !== null) for (const [reason, v] of Object.entries(o.reasons)) this.set({ reason }, v);
   } });
+  new Gauge({ name: 'volcrawl_volunteers_reachability', help: 'Online volunteers by how others reach them (public, mapped, punched, relayed, pull, starting, unreachable; unknown: not reported).', labelNames: ['reach'], registers, collect() {
+    const r = snap().reach;
+    this.reset();
+    if (r !== null) for (const [reach, v] of Object.entries(r)) this.set({ reach }, v);
+  } });
   trustMetrics(registers, ctx);
 
   return {
@@ -87,8 +93,14 @@ export function createMetrics(ctx: ApiContext): Metrics {
       const m = ctx.manager;
       const t = await m.reporting.taskSummary();
       // Read once per scrape: formula (5) and the queued count take a pass (kept while fresh: reporting.ts).
-      s = { channels: m.sched.size, groups: await m.reporting.groups(), tasks: { queued: t.queued, issued: t.issued, running: t.running }, counters: { ...m.counters }, crawlers: ctx.node?.crawlers().length ?? 0, owner: ctx.node?.ownerStates?.counts() ?? null };
+      s = { channels: m.sched.size, groups: await m.reporting.groups(), tasks: { queued: t.queued, issued: t.issued, running: t.running }, counters: { ...m.counters }, crawlers: ctx.node?.crawlers().length ?? 0, owner: ctx.node?.ownerStates?.counts() ?? null, reach: reachCounts(ctx) };
       return registry.metrics();
     },
   };
+}
+
+function reachCounts(ctx: ApiContext): Snapshot['reach'] {
+  const n = ctx.node;
+  if (n?.ownerStates === undefined) return null;
+  return n.ownerStates.reachCounts(n.crawlers().map((p) => p.id), n.pulls?.live() ?? new Set());
 }

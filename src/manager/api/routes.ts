@@ -12,7 +12,7 @@ import type { VolunteerState } from '../volunteer-states.js';
 import type { CandidatesView, CrawlerView, ChannelListView, ChannelView, ContentView, CrawlersView, DeletedView, GroupsView, ImportView, StatusView, TasksView } from './views.js';
 
 /** What the API reads besides the manager: the libp2p node, when there is one. */
-export type NodeView = Pick<ManagerNode, 'peerId' | 'multiaddrs' | 'crawlers'> & Partial<Pick<ManagerNode, 'ownerStates'>>;
+export type NodeView = Pick<ManagerNode, 'peerId' | 'multiaddrs' | 'crawlers'> & Partial<Pick<ManagerNode, 'ownerStates' | 'pulls'>>;
 
 export interface ApiContext {
   manager: Manager;
@@ -97,6 +97,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
     }),
     r('GET', '/api/crawlers', async () => {
       const states = node()?.ownerStates;
+      const pulling = node()?.pulls?.live() ?? new Set<string>();
       const list = (node()?.crawlers() ?? []).map((p) => ({
         id: p.id,
         coord: p.coord !== undefined ? { vec: Array.from(p.coord.vec), height: p.coord.height, error: p.coord.error } : null,
@@ -104,6 +105,7 @@ export function apiRoutes(ctx: ApiContext): Route[] {
         rttMs: p.rttMs ?? null,
         lastSeenSecondsAgo: (performance.now() - p.seenAt) / 1000,
         owner: ownerView(states?.get(p.id) ?? null),
+        reachability: states?.reach(p.id, pulling) ?? (pulling.has(p.id) ? 'pull' : null),
       }));
       return ok<CrawlersView>({ online: list.length, paused: list.filter((c) => c.owner?.state === 'paused').length, crawlers: list });
     }),

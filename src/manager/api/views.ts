@@ -3,7 +3,7 @@
 // change of shape fails the type check on both sides.
 import type { Load } from '../../dht/peers.js';
 import type { WireCoord } from '../../dht/signing.js';
-import type { OwnerPauseReason } from '../../dht/volunteer-state.js';
+import type { OwnerPauseReason, ReachKind } from '../../dht/volunteer-state.js';
 import type { RoundReport, StrategyName } from '../../recrawl/index.js';
 import type { Channel, RecrawlHistoryRecord } from '../domain/channel.js';
 import type { Candidate, Counters, TaskRecord } from '../domain/records.js';
@@ -68,6 +68,8 @@ export interface CrawlerView {
   lastSeenSecondsAgo: number;
   /** What the volunteer's owner lets it do, as it last reported (null: no report yet). Paused ones get no task. */
   owner: { state: 'running' | 'paused'; reasons: OwnerPauseReason[]; since: number; reportedSecondsAgo: number } | null;
+  /** How others reach it (docs/nat.md): public, mapped, punched, relayed, pull, starting, unreachable; null: not reported (a LAN network). */
+  reachability: ReachKind | null;
 }
 
 /** GET /api/crawlers */

@@ -86,6 +86,12 @@ function fmtOwner(o) {
   return o.state === 'paused' ? `paused (${o.reasons.join(', ') || 'unknown'})` : 'running';
 }
 
+// How others reach the volunteer (behind NAT: docs/nat.md); "–" on a LAN network or before it reported.
+const REACH_WORDS = { public: 'public', mapped: 'mapped (UPnP)', punched: 'relayed, hole-punched', relayed: 'relayed', pull: 'pull only', starting: 'starting', unreachable: 'unreachable' };
+function fmtReach(r) {
+  return r ? (REACH_WORDS[r] ?? r) : '–';
+}
+
 let editing = null;
 let contentOf = null;
 
@@ -113,7 +119,7 @@ async function refreshSummary() {
   );
   fill(
     $('crawlers'),
-    crawlers.crawlers.map((c) => el('tr', {}, el('td', {}, c.id), el('td', {}, c.coord ? c.coord.vec.map((x) => x.toFixed(1)).join(', ') : '–'), el('td', {}, fmtLoad(c.load)), el('td', {}, c.rttMs === null ? '–' : `${fmt(c.rttMs, 1)} ms`), el('td', {}, `${fmt(c.lastSeenSecondsAgo, 0)} s ago`), el('td', {}, fmtOwner(c.owner)))),
+    crawlers.crawlers.map((c) => el('tr', {}, el('td', {}, c.id), el('td', {}, c.coord ? c.coord.vec.map((x) => x.toFixed(1)).join(', ') : '–'), el('td', {}, fmtLoad(c.load)), el('td', {}, c.rttMs === null ? '–' : `${fmt(c.rttMs, 1)} ms`), el('td', {}, `${fmt(c.lastSeenSecondsAgo, 0)} s ago`), el('td', {}, fmtOwner(c.owner)), el('td', {}, fmtReach(c.reachability)))),
   );
   $('trust').textContent = `${Object.entries(vols.statuses).map(([k, n]) => `${n} ${k}`).join(', ')}; verification overhead ${fmt(vols.verificationOverhead * 100, 1)} %`;
   fill(
