@@ -49,8 +49,8 @@ export class JoinNet {
     private readonly dir: string,
   ) {}
 
-  /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings). */
-  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[]; managerArgs?: string[]; volunteerArgs?: string[] }): Promise<JoinNet> {
+  /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings; `hostArgs` adds flags for one NATed host). */
+  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[]; managerArgs?: string[]; volunteerArgs?: string[]; hostArgs?: Record<string, string[]> }): Promise<JoinNet> {
     const net = NatNet.build(spec);
     const jn = new JoinNet(net, mkdtempSync(join(tmpdir(), 'volcrawl-nat-join-')));
     try {
@@ -60,7 +60,7 @@ export class JoinNet {
       await Promise.all(o.publicVolunteers.map(async (h) => jn.volunteers.set(h, await startVolunteerProcess(h, jn.manager, join(jn.dir, h), [...listen, '--relay'], net.io(h), { lan: false }))));
       const boot = { peerId: jn.manager.peerId, addrs: [...jn.manager.addrs, ...o.publicVolunteers.map((h) => `/ip4/${net.host(h).ip}/tcp/4001/p2p/${jn.volunteers.get(h)!.peerId}`)] };
       const natted = spec.routers.flatMap((r) => (r.hosts ?? []).map((h) => ({ h, upnp: r.upnp === true }))).filter(({ h }) => !(o.skip ?? []).includes(h));
-      await Promise.all(natted.map(async ({ h, upnp }) => jn.volunteers.set(h, await startVolunteerProcess(h, boot, join(jn.dir, h), [...listen, ...(upnp ? ['--upnp'] : [])], net.io(h), { lan: false }))));
+      await Promise.all(natted.map(async ({ h, upnp }) => jn.volunteers.set(h, await startVolunteerProcess(h, boot, join(jn.dir, h), [...listen, ...(upnp ? ['--upnp'] : []), ...(o.hostArgs?.[h] ?? [])], net.io(h), { lan: false }))));
       return jn;
     } catch (err) {
       await jn.stop();
@@ -110,6 +110,12 @@ export class JoinNet {
     this.agent ??= new Agent({ connect: { socketPath: await this.net.bridge('manager', JoinNet.API_PORT) } });
     const res = await fetch(`http://127.0.0.1:${JoinNet.API_PORT}${path}`, { ...init, dispatcher: this.agent });
     return { status: res.status, body: (await res.json()) as T };
+  }
+
+  /** A text response of the manager's API (/metrics). */
+  async apiText(path: string): Promise<string> {
+    this.agent ??= new Agent({ connect: { socketPath: await this.net.bridge('manager', JoinNet.API_PORT) } });
+    return (await fetch(`http://127.0.0.1:${JoinNet.API_PORT}${path}`, { dispatcher: this.agent })).text();
   }
 
   async stop(): Promise<void> {
