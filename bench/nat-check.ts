@@ -3,7 +3,8 @@
 // Builds the NAT test network (testbed/nat DEFAULT_SPEC: the manager, two
 // public volunteers offering relay service, volunteers behind a cone NAT, a
 // symmetric NAT, a cone home behind a carrier-grade NAT, and a router offering
-// UPnP/NAT-PMP), runs the real `dht-manager serve` and `volunteer-crawler join`
+// UPnP/NAT-PMP; plus nat5 behind a cone NAT that holds no relay reservation,
+// `--relay-reservations 0`, so nobody can dial it and it pulls its tasks), runs the real `dht-manager serve` and `volunteer-crawler join`
 // (without --lan) in it, and reports how each NATed volunteer can be reached,
 // read from its own log. Needs root, `ip`, `nft` (and miniupnpd for the mapped
 // case); says why and exits 2 otherwise.
@@ -18,7 +19,7 @@
 import { parseArgs } from 'node:util';
 import { controlRequest } from '../src/node/control.js';
 import { waitForLine } from '../testbed/nat/lines.js';
-import { DEFAULT_SPEC, hasUpnp } from '../testbed/nat/network.js';
+import { DEFAULT_SPEC, hasUpnp, type NatNetSpec } from '../testbed/nat/network.js';
 import { namespaceSupport } from '../testbed/nat/netns.js';
 import { JoinNet, type VolunteerNat } from '../testbed/nat/volunteers.js';
 
@@ -40,10 +41,15 @@ if (why !== null) {
 }
 
 const PUBLIC_VOLUNTEERS = ['pub1', 'pub2'];
-const natted = DEFAULT_SPEC.routers.flatMap((r) => r.hosts ?? []);
+/** The volunteer forced to pull: no relay reservation, so no push can reach it. */
+const PULLER = 'nat5';
+const SPEC: NatNetSpec = { ...DEFAULT_SPEC, routers: [...DEFAULT_SPEC.routers, { name: 'home5', nat: 'cone', hosts: [PULLER] }] };
+const natted = SPEC.routers.flatMap((r) => r.hosts ?? []);
 const progress = (s: string) => process.stderr.write(`nat-check: ${s}\n`);
 progress(`building the network; manager, ${PUBLIC_VOLUNTEERS.length} public and ${natted.length} NATed volunteers${hasUpnp() ? '' : ' (no miniupnpd: the UPnP router is a plain cone NAT)'}`);
-const jn = await JoinNet.start(DEFAULT_SPEC, { publicVolunteers: PUBLIC_VOLUNTEERS });
+const jn = await JoinNet.start(SPEC, { publicVolunteers: PUBLIC_VOLUNTEERS, hostArgs: { [PULLER]: ['--relay-reservations', '0'] } });
+/** The manager's own view (/api/crawlers' reachability column) at the end. */
+const managerView: Record<string, number> = {};
 let states: Record<string, VolunteerNat> = {};
 const t0 = Date.now();
 let tasks: { issued: number | null; succeeded: number | null; channels: number; crawled: number; crawledBehindNat: number; seconds: number | null } = { issued: null, succeeded: null, channels: 0, crawled: 0, crawledBehindNat: 0, seconds: null };
@@ -51,9 +57,9 @@ try {
   // Settled: public volunteers confirmed public, the one behind the UPnP router mapped (where miniupnpd
   // runs), every NATed one past 'starting' with a NAT type from two observers — or the wait is over.
   const end = Date.now() + waitS * 1000;
-  const upnpHosts = hasUpnp() ? DEFAULT_SPEC.routers.filter((r) => r.upnp === true).flatMap((r) => r.hosts ?? []) : [];
+  const upnpHosts = hasUpnp() ? SPEC.routers.filter((r) => r.upnp === true).flatMap((r) => r.hosts ?? []) : [];
   const settled = (h: string, s: VolunteerNat) =>
-    PUBLIC_VOLUNTEERS.includes(h) ? s.reachability === 'public' : upnpHosts.includes(h) ? s.reachability === 'mapped' : s.reachability !== null && s.reachability !== 'starting' && s.natType !== null && s.natType !== 'unknown';
+    PUBLIC_VOLUNTEERS.includes(h) ? s.reachability === 'public' : h === PULLER ? s.pull : upnpHosts.includes(h) ? s.reachability === 'mapped' : s.reachability !== null && s.reachability !== 'starting' && s.natType !== null && s.natType !== 'unknown';
   for (;;) {
     states = Object.fromEntries([...jn.volunteers.keys()].map((h) => [h, jn.natOf(h)]));
     const pending = Object.entries(states).filter(([h, s]) => !settled(h, s)).map(([h]) => h);
@@ -65,6 +71,7 @@ try {
   }
   if (taskCount > 0) tasks = await crawlBehindNat(taskCount);
   states = Object.fromEntries([...jn.volunteers.keys()].map((h) => [h, jn.natOf(h)]));
+  for (const c of (await jn.api<{ crawlers: { reachability: string | null }[] }>('/api/crawlers')).body.crawlers) managerView[String(c.reachability)] = (managerView[String(c.reachability)] ?? 0) + 1;
 } finally {
   await jn.stop();
 }
@@ -73,12 +80,14 @@ const nat = natted.map((h) => states[h]!);
 const count = (f: (s: VolunteerNat) => boolean) => nat.filter(f).length;
 const report = {
   natedVolunteers: natted.length,
-  reachable: count((s) => s.reachability === 'public' || s.reachability === 'mapped' || s.reachability === 'relayed'),
+  // One way or another: dialled directly, through a relay, or pulling its tasks over its own connection.
+  reachable: count((s) => s.reachability === 'public' || s.reachability === 'mapped' || s.reachability === 'relayed' || s.pull),
   mapped: count((s) => s.reachability === 'mapped'),
   holePunched: punchedPairs(),
   relayedOnly: count((s) => s.reachability === 'relayed'),
-  pullOnly: count((s) => s.reachability === 'unreachable'),
-  punchableNats: count((s) => s.natType === 'cone'),
+  pullOnly: count((s) => s.pull),
+  tasksPulled: nat.reduce((n, s) => n + s.tasksPulled, 0),
+  punchableNats: count((s) => s.natType === 'cone' && !s.pull),
   tasksIssued: tasks.issued,
   tasksCompleted: tasks.succeeded,
   channels: tasks.channels,
@@ -87,14 +96,16 @@ const report = {
   crawlSeconds: tasks.seconds,
   relayedRttsInVivaldi: null,
   notMeasured: ['relayedRttsInVivaldi'],
+  managerView,
   volunteers: states,
 };
 if (v.json) process.stdout.write(`${JSON.stringify(report)}\n`);
 else {
-  process.stdout.write(`${'volunteer'.padEnd(10)} ${'reachability'.padEnd(13)} ${'dht'.padEnd(7)} relays  NAT type   punched\n`);
-  for (const [h, s] of Object.entries(states)) process.stdout.write(`${h.padEnd(10)} ${String(s.reachability).padEnd(13)} ${String(s.dht).padEnd(7)} ${String(s.relays).padEnd(7)} ${String(s.natType ?? '-').padEnd(10)} ${s.punched}\n`);
+  process.stdout.write(`${'volunteer'.padEnd(10)} ${'reachability'.padEnd(13)} ${'dht'.padEnd(7)} relays  NAT type   punched  pulled\n`);
+  for (const [h, s] of Object.entries(states)) process.stdout.write(`${h.padEnd(10)} ${String(s.pull ? 'pull' : s.reachability).padEnd(13)} ${String(s.dht).padEnd(7)} ${String(s.relays).padEnd(7)} ${String(s.natType ?? '-').padEnd(10)} ${String(s.punched).padEnd(8)} ${s.tasksPulled}\n`);
+  process.stdout.write(`the manager's view: ${Object.entries(managerView).map(([k, n]) => `${n} ${k}`).join(', ')}\n`);
   process.stdout.write(`\n${report.holePunched} pairs hole-punched; ${tasks.crawled}/${tasks.channels} channels crawled (${tasks.crawledBehindNat} behind NAT), ${String(tasks.succeeded)} of ${String(tasks.issued)} tasks succeeded`);
-  process.stdout.write(`\n${report.reachable}/${report.natedVolunteers} NATed volunteers reachable (${report.mapped} mapped, ${report.relayedOnly} relayed only, ${report.pullOnly} unreachable); ${report.punchableNats} behind NATs a hole punch can pass\n`);
+  process.stdout.write(`\n${report.reachable}/${report.natedVolunteers} NATed volunteers reachable (${report.mapped} mapped, ${report.relayedOnly} relayed only, ${report.pullOnly} pulling: ${report.tasksPulled} tasks pulled); ${report.punchableNats} behind NATs a hole punch can pass\n`);
 }
 
 /** Unordered pairs of volunteers that logged a punched connection to each other (both ends log one). */

@@ -24,6 +24,10 @@ export interface NatLogLine {
   mapping?: string;
   /** The peer's public ip:port a punched connection goes to. */
   remote?: string;
+  /** The pull fallback: on (nobody can dial it) or off, and the orders one pull brought and how many it accepted. */
+  pull?: boolean;
+  orders?: number;
+  accepted?: number;
 }
 
 export interface VolunteerNat {
@@ -35,6 +39,9 @@ export interface VolunteerNat {
   natType: string | null;
   punched: number;
   punchFailed: number;
+  /** It pulls its tasks (its last pull-mode line), and the orders its pulls brought that it accepted. */
+  pull: boolean;
+  tasksPulled: number;
 }
 
 export class JoinNet {
@@ -75,7 +82,7 @@ export class JoinNet {
     // The whole log (a fresh file per process); the in-memory tail when there is no file.
     const text = h.logFile !== null ? readFileSync(h.logFile, 'utf8') : h.output(100_000);
     for (const l of text.split('\n')) {
-      if (!l.startsWith('{') || !/"(reachability|natType)":|hole punch/.test(l)) continue;
+      if (!l.startsWith('{') || !/"(reachability|natType|pull)":|hole punch|pulled tasks/.test(l)) continue;
       try {
         out.push(JSON.parse(l) as NatLogLine);
       } catch {
@@ -97,6 +104,8 @@ export class JoinNet {
       natType: (last('natType') as string | undefined) ?? null,
       punched: lines.filter((l) => l.msg?.startsWith('hole punched') === true).length,
       punchFailed: lines.filter((l) => l.msg?.startsWith('hole punch failed') === true).length,
+      pull: (last('pull') as boolean | undefined) ?? false,
+      tasksPulled: lines.filter((l) => l.msg === 'pulled tasks from the manager').reduce((n, l) => n + (l.accepted ?? 0), 0),
     };
   }
 
