@@ -27,12 +27,29 @@ export interface RelayServerLimits {
   durationLimitMs: number;
   /** Live reservations one IP address may hold (relay-guard.ts; many peer ids on one host cannot take every slot). */
   maxReservationsPerIp: number;
+  /** Bytes relayed to one reservation's holder per budget period (relay-guard.ts: each circuit is charged its data limit). */
+  budgetPerReservationBytes: number;
+  /** Bytes the relay carries in all per budget period. */
+  budgetTotalBytes: number;
+  budgetPeriodMs: number;
 }
 
 /** Sized for what crosses a relay: tasks and acknowledgements (a few KiB), never pages. */
 // Per IP: a carrier-grade NAT puts many homes behind one address, so the manager allows more.
-export const VOLUNTEER_RELAY_LIMITS: RelayServerLimits = { maxReservations: 32, reservationTtlMs: 30 * 60_000, dataLimitBytes: 256 * 1024, durationLimitMs: 10 * 60_000, maxReservationsPerIp: 4 };
-export const MANAGER_RELAY_LIMITS: RelayServerLimits = { ...VOLUNTEER_RELAY_LIMITS, maxReservations: 256, maxReservationsPerIp: 16 };
+// Budgets: 64 MiB an hour per reservation is 256 circuits at the cap — a NATed volunteer's
+// neighbours meet it over the relay (≤ 3 dials a minute each way) and hand it tasks; a
+// volunteer relay lends at most 1 GiB an hour of its owner's upload, the manager 16 GiB.
+export const VOLUNTEER_RELAY_LIMITS: RelayServerLimits = {
+  maxReservations: 32,
+  reservationTtlMs: 30 * 60_000,
+  dataLimitBytes: 256 * 1024,
+  durationLimitMs: 10 * 60_000,
+  maxReservationsPerIp: 4,
+  budgetPerReservationBytes: 64 * 1024 * 1024,
+  budgetTotalBytes: 1024 * 1024 * 1024,
+  budgetPeriodMs: 60 * 60_000,
+};
+export const MANAGER_RELAY_LIMITS: RelayServerLimits = { ...VOLUNTEER_RELAY_LIMITS, maxReservations: 256, maxReservationsPerIp: 16, budgetTotalBytes: 16 * 1024 * 1024 * 1024 };
 
 export interface NatOptions {
   /** Offer relay service with these limits (the manager; volunteers that know they are public). */
@@ -47,12 +64,15 @@ export interface NatOptions {
   lan?: boolean;
 }
 
+/** The connection gater's relay hooks (relay-guard.ts). */
+type RelayGater = { denyInboundRelayReservation: (peer: PeerId) => boolean; denyOutboundRelayedConnection: (src: PeerId, dst: PeerId) => boolean };
+
 /** The transports, services, extra listen addresses and connection gater the NAT parts add to a stack. */
 export function natStackParts(o: NatOptions): {
   transports: ReturnType<typeof circuitRelayTransport>[];
   services: Record<string, unknown>;
   listen: string[];
-  connectionGater?: { denyInboundRelayReservation: (peer: PeerId) => boolean };
+  connectionGater?: RelayGater;
 } {
   const reservations = o.relayReservations ?? 2;
   const services: Record<string, unknown> = {
@@ -62,12 +82,16 @@ export function natStackParts(o: NatOptions): {
   };
   if (o.holePunch !== false) services.holePunch = holePunch({ ...(o.holePunch ?? {}), allowPrivateAddrs: o.lan === true || o.holePunch?.allowPrivateAddrs === true });
   if (o.upnp === true && o.lan !== true) services.upnp = uPnPNAT({ autoConfirmAddress: false, portMappingDescription: 'volcrawl volunteer' });
-  let connectionGater: { denyInboundRelayReservation: (peer: PeerId) => boolean } | undefined;
+  let connectionGater: RelayGater | undefined;
   if (o.relayServer !== undefined) {
     const l = o.relayServer;
-    const guard = new RelayGuard({ maxPerIp: l.maxReservationsPerIp, reservationTtlMs: l.reservationTtlMs });
+    const guard = new RelayGuard({
+      maxPerIp: l.maxReservationsPerIp,
+      reservationTtlMs: l.reservationTtlMs,
+      budget: { perCircuitBytes: l.dataLimitBytes, perReservationBytes: l.budgetPerReservationBytes, totalBytes: l.budgetTotalBytes, periodMs: l.budgetPeriodMs },
+    });
     services.relayGuard = (components: { connectionManager: ConnectionManager }) => (guard.bind(components.connectionManager), guard);
-    connectionGater = { denyInboundRelayReservation: (peer) => guard.deny(peer) };
+    connectionGater = { denyInboundRelayReservation: (peer) => guard.deny(peer), denyOutboundRelayedConnection: (src, dst) => guard.denyCircuit(src, dst) };
     services.relay = circuitRelayServer({
       reservations: { maxReservations: l.maxReservations, reservationTtl: l.reservationTtlMs, defaultDataLimit: BigInt(l.dataLimitBytes), defaultDurationLimit: l.durationLimitMs, applyDefaultLimit: true },
     });

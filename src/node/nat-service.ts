@@ -227,7 +227,7 @@ export function registerNatFlags(cmd: Command): Command {
       if (!Number.isInteger(n) || n < 0 || n > 8) throw new InvalidArgumentError('--relay-reservations must be an integer from 0 to 8');
       return n;
     })
-    .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.maxReservationsPerIp} per IP address, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection)`, false);
+    .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.maxReservationsPerIp} per IP address, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection, ${VOLUNTEER_RELAY_LIMITS.budgetPerReservationBytes / 2 ** 20} MiB per reservation and ${VOLUNTEER_RELAY_LIMITS.budgetTotalBytes / 2 ** 20} MiB in all per ${VOLUNTEER_RELAY_LIMITS.budgetPeriodMs / 60_000} min)`, false);
 }
 
 /** The stack's NAT options for a volunteer: none on a LAN network (everyone dials everyone there). */

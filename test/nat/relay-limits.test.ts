@@ -1,8 +1,10 @@
 // Relay limits (issue #16): a relay built as volcrawl builds it (src/dht/nat.ts
 // through createVolcrawlLibp2p) refuses reservations beyond its per-IP share,
 // however many peer ids ask; libp2p's own per-connection byte limit cuts a
-// relayed connection that carries more. On loopback every client comes from
-// 127.0.0.1: one host, many peer ids.
+// relayed connection that carries more; and volcrawl's byte budget per
+// reservation refuses circuits once the period's budget is spent (each charged
+// the per-connection limit). On loopback every client comes from 127.0.0.1:
+// one host, many peer ids.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { multiaddr } from '@multiformats/multiaddr';
@@ -13,6 +15,8 @@ import { createPunchNode, type PunchNode } from '../../testbed/nat/holepunch/nod
 import { waitFor } from '../../testbed/net/harness.js';
 
 const SINK = '/volcrawl-test/sink/1.0.0';
+/** Three circuits' worth (at the 64 KiB per-connection limit) per reservation and period. */
+const BUDGET = 3 * 64 * 1024;
 
 describe('relay limits', () => {
   let relay: VolcrawlLibp2p;
@@ -24,7 +28,7 @@ describe('relay limits', () => {
       privateKey: await generateKeyPair('Ed25519'),
       listen: ['/ip4/127.0.0.1/tcp/0'],
       allowPrivateAddrs: true,
-      nat: { relayServer: { ...VOLUNTEER_RELAY_LIMITS, maxReservationsPerIp: 2, dataLimitBytes: 64 * 1024 }, relayReservations: 0, holePunch: false, lan: true },
+      nat: { relayServer: { ...VOLUNTEER_RELAY_LIMITS, maxReservationsPerIp: 2, dataLimitBytes: 64 * 1024, budgetPerReservationBytes: BUDGET }, relayReservations: 0, holePunch: false, lan: true },
     });
     const at = relay.getMultiaddrs()[0]!.toString();
     for (let i = 0; i < 3; i++) clients.push(await createPunchNode({ listen: ['/ip4/127.0.0.1/tcp/0'], reserve: [at], holePunch: { auto: false } }));
@@ -72,5 +76,30 @@ describe('relay limits', () => {
     await waitFor(() => conn.status !== 'open', 30_000, 'the relayed connection to close');
     expect(sent).toBeLessThan(1024 * 1024);
     expect(received).toBeLessThanOrEqual(64 * 1024 + 1024);
+  }, 90_000);
+
+  it("a reservation's byte budget: circuits beyond it in the period are refused, whoever dials", async () => {
+    const guard = (relay.services as unknown as { relayGuard: RelayGuard }).relayGuard;
+    const [a] = clients.filter((c) => circuitOf(c) !== undefined);
+    const dialers = clients.filter((c) => c !== a);
+    const before = guard.budgetUsed(a!.peerId.toString());
+    let opened = 0;
+    let refusal: unknown;
+    for (let i = 0; i < 6 && refusal === undefined; i++) {
+      const d = dialers[i % dialers.length]!;
+      await d.hangUp(a!.peerId); // a fresh circuit each time, never a connection kept from before
+      try {
+        const c = await d.dial(multiaddr(circuitOf(a!)!.toString()), { signal: AbortSignal.timeout(20_000) });
+        expect(c.limits).toBeDefined();
+        opened++;
+        await d.hangUp(a!.peerId);
+      } catch (err) {
+        refusal = err;
+      }
+    }
+    expect(String(refusal)).toMatch(/PERMISSION_DENIED|permission/i);
+    expect(opened).toBe((BUDGET - before) / (64 * 1024));
+    expect(guard.budgetUsed(a!.peerId.toString())).toBe(BUDGET);
+    expect(guard.circuitsRefused).toBeGreaterThan(0);
   }, 90_000);
 });
