@@ -73,7 +73,8 @@ interface Puller {
 
 export interface PullDeskOptions {
   libp2p: Libp2p;
-  /** The manager's own view of a peer's coordinate (its probes); the pull's claim is used only without it. */
+  /** What the manager last heard of a peer's coordinate (its probes), for a pull that names none: the pull's
+   * own claim is fresher (the manager only hears a pull-only volunteer's coordinate when that volunteer probes it). */
   coordOf?: (peer: string) => Coordinate | undefined;
   /** How long an order waits for a pull, ms (default 30 s). */
   holdMs?: number;
@@ -132,7 +133,7 @@ export class PullDesk {
     const p = this.pullers.get(id)!;
     let waiting = 0;
     for (const x of this.parked) if (x.for === id) waiting++;
-    const coord = this.o.coordOf?.(id) ?? p.coord;
+    const coord = p.coord ?? this.o.coordOf?.(id);
     return { ...(coord !== undefined ? { coord } : {}), room: p.free - waiting };
   }
 
@@ -193,7 +194,7 @@ export class PullDesk {
       const claimed = req.data.coord !== undefined ? fromWireCoord(req.data.coord) : undefined;
       const puller = { at: this.now(), free: req.data.free, ...(claimed !== undefined ? { coord: claimed } : {}) };
       this.pullers.set(from, puller);
-      const coord = this.o.coordOf?.(from) ?? claimed;
+      const coord = claimed ?? this.o.coordOf?.(from);
       const n = Math.min(req.data.free, MAX_PULL_ORDERS);
       taken = this.take(from, n, coord);
       if (taken.length === 0 && req.data.waitMs > 0) {
@@ -216,6 +217,7 @@ export class PullDesk {
       await ch.write({ orders: taken.map((p) => p.envelope), retryMs: this.o.retryMs ?? 5_000 });
       sent = true;
       this.handedOut += taken.length;
+      if (taken.length > 0) this.o.log?.info({ peer: from, orders: taken.length }, 'orders handed out by a pull');
       if (taken.length === 0) return await ch.close();
       const ack = ackSchema.safeParse(await ch.read().catch(() => null));
       taken.forEach((p, i) => {
@@ -267,7 +269,7 @@ export class TaskPuller {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
   private wasActive = false;
-  /** Orders received by pulls, and those accepted. */
+  /** Orders received by pulls, and those accepted; pulls failed in a row. */
   pulled = 0;
   accepted = 0;
   failures = 0;
@@ -302,10 +304,12 @@ export class TaskPuller {
     if (!active || free <= 0) return this.schedule(every);
     try {
       const r = await this.pullOnce(free);
+      this.failures = 0;
       this.schedule(r.orders > 0 ? 0 : r.retryMs);
     } catch (err) {
       this.failures++;
-      this.o.log.debug({ err: String(err) }, 'pull failed');
+      // The first failure of a streak at info (the owner sees why no task comes), the rest at debug.
+      this.o.log[this.failures === 1 || this.failures % 60 === 0 ? 'info' : 'debug']({ err: String(err), failures: this.failures }, 'pull failed');
       this.schedule(every);
     }
   }

@@ -260,6 +260,12 @@ export class ManagerNode {
   /** Signs the task's order and sends it to one chosen crawler (spot checks and re-crawls);
    * with `forward: false` the crawler runs it or refuses it, never hands it on. */
   async dispatchTo(t: IssuedTask, peer: string, opts: { forward?: boolean } = {}): Promise<DispatchResult> {
+    if (this.pulls.live().has(peer)) {
+      // A volunteer nobody can dial gets its spot checks by pull too (it pulls only with a free slot, so it runs them).
+      const { envelope } = await this.sign(t);
+      const p = await this.pulls.offer(envelope, { ...(t.hostCoord !== undefined ? { host: t.hostCoord } : {}), for: peer });
+      return p !== null ? { status: p.status, by: p.by } : { status: 'no-crawler', reason: 'the volunteer pulls its tasks and did not pull this one in time' };
+    }
     await this.slot();
     try {
       const { envelope } = await this.sign(t);
