@@ -14,6 +14,8 @@
 // paused by their owners (they stay relays and observers, and hand on any order
 // that reaches them), so every task is crawled behind NAT. Hole punches count
 // pairs of volunteers that punched a direct connection (both ends log it).
+// Then the pull stage: every NATed volunteer but the puller is paused and 10
+// more channels are added, which only a pull can take (`pullStage`).
 // Relayed RTTs in Vivaldi are not counted here (null, in "notMeasured"): the
 // coordinate protocol refuses relayed connections, which test/nat proves.
 import { parseArgs } from 'node:util';
@@ -48,6 +50,9 @@ const natted = SPEC.routers.flatMap((r) => r.hosts ?? []);
 const progress = (s: string) => process.stderr.write(`nat-check: ${s}\n`);
 progress(`building the network; manager, ${PUBLIC_VOLUNTEERS.length} public and ${natted.length} NATed volunteers${hasUpnp() ? '' : ' (no miniupnpd: the UPnP router is a plain cone NAT)'}`);
 const jn = await JoinNet.start(SPEC, { publicVolunteers: PUBLIC_VOLUNTEERS, hostArgs: { [PULLER]: ['--relay-reservations', '0'] } });
+/** The pull stage: every other NATed volunteer paused, channels added, crawled only if the puller pulls them. */
+const PULL_STAGE_CHANNELS = 10;
+let pullStage: { channels: number; crawled: number; crawledByPuller: number } | null = null;
 /** The manager's own view (/api/crawlers' reachability column) at the end. */
 const managerView: Record<string, number> = {};
 let states: Record<string, VolunteerNat> = {};
@@ -70,6 +75,7 @@ try {
     await new Promise((r) => setTimeout(r, 1000));
   }
   if (taskCount > 0) tasks = await crawlBehindNat(taskCount);
+  if (taskCount > 0) pullStage = await crawlByPull(PULL_STAGE_CHANNELS);
   states = Object.fromEntries([...jn.volunteers.keys()].map((h) => [h, jn.natOf(h)]));
   for (const c of (await jn.api<{ crawlers: { reachability: string | null }[] }>('/api/crawlers')).body.crawlers) managerView[String(c.reachability)] = (managerView[String(c.reachability)] ?? 0) + 1;
 } finally {
@@ -96,6 +102,7 @@ const report = {
   crawlSeconds: tasks.seconds,
   relayedRttsInVivaldi: null,
   notMeasured: ['relayedRttsInVivaldi'],
+  pullStage,
   managerView,
   volunteers: states,
 };
@@ -103,9 +110,49 @@ if (v.json) process.stdout.write(`${JSON.stringify(report)}\n`);
 else {
   process.stdout.write(`${'volunteer'.padEnd(10)} ${'reachability'.padEnd(13)} ${'dht'.padEnd(7)} relays  NAT type   punched  pulled\n`);
   for (const [h, s] of Object.entries(states)) process.stdout.write(`${h.padEnd(10)} ${String(s.pull ? 'pull' : s.reachability).padEnd(13)} ${String(s.dht).padEnd(7)} ${String(s.relays).padEnd(7)} ${String(s.natType ?? '-').padEnd(10)} ${String(s.punched).padEnd(8)} ${s.tasksPulled}\n`);
+  if (pullStage !== null) process.stdout.write(`pull stage (every other NATed volunteer paused): ${pullStage.crawledByPuller}/${pullStage.channels} channels crawled by ${PULLER}, which pulls\n`);
   process.stdout.write(`the manager's view: ${Object.entries(managerView).map(([k, n]) => `${n} ${k}`).join(', ')}\n`);
   process.stdout.write(`\n${report.holePunched} pairs hole-punched; ${tasks.crawled}/${tasks.channels} channels crawled (${tasks.crawledBehindNat} behind NAT), ${String(tasks.succeeded)} of ${String(tasks.issued)} tasks succeeded`);
   process.stdout.write(`\n${report.reachable}/${report.natedVolunteers} NATed volunteers reachable (${report.mapped} mapped, ${report.relayedOnly} relayed only, ${report.pullOnly} pulling: ${report.tasksPulled} tasks pulled); ${report.punchableNats} behind NATs a hole punch can pass\n`);
+}
+
+/** Pauses every NATed volunteer but the puller, adds `n` one-page channels, and counts those the puller crawled (bounded wait). */
+async function crawlByPull(n: number): Promise<NonNullable<typeof pullStage>> {
+  for (const h of natted) if (h !== PULLER) await controlRequest(jn.dataDir(h), { cmd: 'pause' });
+  progress(`pull stage: every NATed volunteer but ${PULLER} paused; ${n} channels for it`);
+  const ids = await addChannels(n, 'p', 4);
+  const puller = jn.volunteers.get(PULLER)!.peerId;
+  const end = Date.now() + 300_000;
+  let got: { crawled: number; byPuller: number };
+  for (;;) {
+    got = { crawled: 0, byPuller: 0 };
+    for (const id of ids) {
+      const h = (await jn.api<{ history: { crawler?: string }[] }>(`/api/channels/${id}`)).body.history;
+      if (h.length > 0) got.crawled++;
+      if (h.some((x) => x.crawler === puller)) got.byPuller++;
+    }
+    if (got.crawled >= n || Date.now() > end) break;
+    progress(`pull stage: ${got.crawled}/${n} channels crawled`);
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+  return { channels: n, crawled: got.crawled, crawledByPuller: got.byPuller };
+}
+
+/** Starts a test web with `n` one-site origins named <prefix><i> and adds a one-page channel for each; returns the channel ids. */
+async function addChannels(n: number, prefix: string, seed: number): Promise<string[]> {
+  const ip = jn.net.host('web').ip;
+  // One site per channel: a channel is an origin and its path prefixes.
+  const sites = Array.from({ length: n }, (_, i) => ({ name: `${prefix}${i}`, pages: 2, bindHost: ip }));
+  const web = jn.net.spawnIn('web', 'testbed/nat/web.ts', [JSON.stringify({ sites, seed })]);
+  const origins = (JSON.parse((await waitForLine(web, /^\{"origins"/, 60_000)).input) as { origins: Record<string, string> }).origins;
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const url = `${origins[`${prefix}${i}`]}/`;
+    const r = await jn.api<{ id: string }>('/api/channels', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url, depth: 0, delayMs: 0, group: 0 }) });
+    if (r.status !== 201) throw new Error(`adding channel ${url}: HTTP ${r.status}`);
+    ids.push(r.body.id);
+  }
+  return ids;
 }
 
 /** Unordered pairs of volunteers that logged a punched connection to each other (both ends log one). */
@@ -121,18 +168,7 @@ function punchedPairs(): number {
 /** Pauses the public volunteers, adds `n` one-page channels on the test web, and waits (bounded) until each was crawled. */
 async function crawlBehindNat(n: number): Promise<typeof tasks> {
   for (const h of PUBLIC_VOLUNTEERS) await controlRequest(jn.dataDir(h), { cmd: 'pause' });
-  const ip = jn.net.host('web').ip;
-  // One site per channel: a channel is an origin and its path prefixes.
-  const sites = Array.from({ length: n }, (_, i) => ({ name: `s${i}`, pages: 2, bindHost: ip }));
-  const web = jn.net.spawnIn('web', 'testbed/nat/web.ts', [JSON.stringify({ sites, seed: 3 })]);
-  const origins = (JSON.parse((await waitForLine(web, /^\{"origins"/, 60_000)).input) as { origins: Record<string, string> }).origins;
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const url = `${origins[`s${i}`]}/`;
-    const r = await jn.api<{ id: string }>('/api/channels', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url, depth: 0, delayMs: 0, group: 0 }) });
-    if (r.status !== 201) throw new Error(`adding channel ${url}: HTTP ${r.status}`);
-    ids.push(r.body.id);
-  }
+  const ids = await addChannels(n, 's', 3);
   progress(`${n} channels added; the NATed volunteers crawl them`);
   const nated = new Set(natted.map((h) => jn.volunteers.get(h)!.peerId));
   const start = Date.now();
