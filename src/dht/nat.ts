@@ -12,6 +12,8 @@ import { uPnPNAT } from '@libp2p/upnp-nat';
 import { holePunch, type HolePunchInit } from './holepunch/index.js';
 import { reachability } from './reachability.js';
 import { RelayGuard } from './relay-guard.js';
+import { PrivateDialGuard } from './dial-guard.js';
+import type { Multiaddr } from '@multiformats/multiaddr';
 import type { PeerId } from '@libp2p/interface';
 import type { ConnectionManager } from '@libp2p/interface-internal';
 
@@ -62,10 +64,17 @@ export interface NatOptions {
   holePunch?: HolePunchInit | false;
   /** A LAN network: every (private) address counts as reachable. */
   lan?: boolean;
+  /** Refuse to dial private, loopback and link-local addresses peers advertise, but for these
+   * (the owner's bootstrap addresses) and hosts connected to us from our LAN (dial-guard.ts). Never on a LAN network. */
+  guardPrivateDials?: { allow: string[] };
 }
 
 /** The connection gater's relay hooks (relay-guard.ts). */
-type RelayGater = { denyInboundRelayReservation: (peer: PeerId) => boolean; denyOutboundRelayedConnection: (src: PeerId, dst: PeerId) => boolean };
+type RelayGater = {
+  denyInboundRelayReservation?: (peer: PeerId) => boolean;
+  denyOutboundRelayedConnection?: (src: PeerId, dst: PeerId) => boolean;
+  denyDialMultiaddr?: (ma: Multiaddr) => boolean;
+};
 
 /** The transports, services, extra listen addresses and connection gater the NAT parts add to a stack. */
 export function natStackParts(o: NatOptions): {
@@ -83,6 +92,11 @@ export function natStackParts(o: NatOptions): {
   if (o.holePunch !== false) services.holePunch = holePunch({ ...(o.holePunch ?? {}), allowPrivateAddrs: o.lan === true || o.holePunch?.allowPrivateAddrs === true });
   if (o.upnp === true && o.lan !== true) services.upnp = uPnPNAT({ autoConfirmAddress: false, portMappingDescription: 'volcrawl volunteer' });
   let connectionGater: RelayGater | undefined;
+  if (o.guardPrivateDials !== undefined && o.lan !== true) {
+    const dials = new PrivateDialGuard(o.guardPrivateDials.allow);
+    services.dialGuard = (components: { connectionManager: ConnectionManager }) => (dials.bind(components.connectionManager), dials);
+    connectionGater = { denyDialMultiaddr: (ma) => dials.deny(ma) };
+  }
   if (o.relayServer !== undefined) {
     const l = o.relayServer;
     const guard = new RelayGuard({
@@ -91,7 +105,7 @@ export function natStackParts(o: NatOptions): {
       budget: { perCircuitBytes: l.dataLimitBytes, perReservationBytes: l.budgetPerReservationBytes, totalBytes: l.budgetTotalBytes, periodMs: l.budgetPeriodMs },
     });
     services.relayGuard = (components: { connectionManager: ConnectionManager }) => (guard.bind(components.connectionManager), guard);
-    connectionGater = { denyInboundRelayReservation: (peer) => guard.deny(peer), denyOutboundRelayedConnection: (src, dst) => guard.denyCircuit(src, dst) };
+    connectionGater = { ...connectionGater, denyInboundRelayReservation: (peer) => guard.deny(peer), denyOutboundRelayedConnection: (src, dst) => guard.denyCircuit(src, dst) };
     services.relay = circuitRelayServer({
       reservations: { maxReservations: l.maxReservations, reservationTtl: l.reservationTtlMs, defaultDataLimit: BigInt(l.dataLimitBytes), defaultDurationLimit: l.durationLimitMs, applyDefaultLimit: true },
     });

@@ -177,7 +177,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
       announce: flags.announce,
       bootstrap,
       allowPrivateAddrs: flags.lan === true,
-      nat: volunteerNatOptions(flags),
+      nat: volunteerNatOptions(flags, bootstrap),
       services: (n) => {
         nat = natNodeService(n.libp2p, bootstrap, log, {
           // The crawlers announced around our coordinate (the lookup also learns their coordinates), those marked down included: a NATed one fails the lookup's query over a relay.

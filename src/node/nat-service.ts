@@ -230,10 +230,11 @@ export function registerNatFlags(cmd: Command): Command {
     .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.maxReservationsPerIp} per IP address, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection, ${VOLUNTEER_RELAY_LIMITS.budgetPerReservationBytes / 2 ** 20} MiB per reservation and ${VOLUNTEER_RELAY_LIMITS.budgetTotalBytes / 2 ** 20} MiB in all per ${VOLUNTEER_RELAY_LIMITS.budgetPeriodMs / 60_000} min)`, false);
 }
 
-/** The stack's NAT options for a volunteer: none on a LAN network (everyone dials everyone there). */
-export function volunteerNatOptions(flags: NatFlags): NatOptions | undefined {
+/** The stack's NAT options for a volunteer: none on a LAN network (everyone dials everyone there); `bootstrap`: the owner's addresses, dialled even when private. */
+export function volunteerNatOptions(flags: NatFlags, bootstrap: string[] = []): NatOptions | undefined {
   if (flags.lan === true) return undefined;
-  return { upnp: flags.upnp === true, ...(flags.relayReservations !== undefined ? { relayReservations: flags.relayReservations } : {}), ...(flags.relay === true ? { relayServer: VOLUNTEER_RELAY_LIMITS } : {}), holePunch: {} };
+  // A peer's LAN addresses are not dialled (dial-guard.ts): the owner's network is never scanned on a peer's word.
+  return { guardPrivateDials: { allow: bootstrap }, upnp: flags.upnp === true, ...(flags.relayReservations !== undefined ? { relayReservations: flags.relayReservations } : {}), ...(flags.relay === true ? { relayServer: VOLUNTEER_RELAY_LIMITS } : {}), holePunch: {} };
 }
 
 /** What the node service needs of a stack: kad-dht, and the NAT services when it was built with NAT options. */
