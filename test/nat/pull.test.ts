@@ -28,14 +28,7 @@ describe.skipIf(unsupported !== null)('a volunteer nobody can dial pulls its tas
   let web: ProcessHandle;
   let origin: string;
 
-  const explained = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      const logs = [jn.manager, ...jn.volunteers.values()].map((p) => `--- ${p.name}\n${p.output(60)}`).join('\n');
-      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`, { cause: err });
-    }
-  };
+  const explained = <T>(fn: () => Promise<T>): Promise<T> => jn.explained(fn);
 
   beforeAll(async () => {
     jn = await JoinNet.start(

@@ -38,14 +38,7 @@ describe.skipIf(unsupported !== null)('tasks reach volunteers behind NAT', () =>
   let survivor = 'nat1';
   const NATTED = ['nat1', 'nat2'];
 
-  const explained = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      const logs = [jn.manager, ...jn.volunteers.values()].map((p) => `--- ${p.name}\n${p.output(60)}`).join('\n');
-      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`, { cause: err });
-    }
-  };
+  const explained = <T>(fn: () => Promise<T>): Promise<T> => jn.explained(fn);
   const addChannel = async (spec: Record<string, unknown>): Promise<string> => {
     const r = await jn.api<{ id: string }>('/api/channels', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
     expect(r.status).toBe(201);

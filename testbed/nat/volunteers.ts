@@ -121,6 +121,16 @@ export class JoinNet {
     return { status: res.status, body: (await res.json()) as T };
   }
 
+  /** Runs `fn`; its error, if any, comes back with the last lines of every process's output. */
+  async explained<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const logs = [this.manager, ...this.volunteers.values()].map((p) => `--- ${p.name}\n${p.output(60)}`).join('\n');
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`, { cause: err });
+    }
+  }
+
   /** A text response of the manager's API (/metrics). */
   async apiText(path: string): Promise<string> {
     this.agent ??= new Agent({ connect: { socketPath: await this.net.bridge('manager', JoinNet.API_PORT) } });
