@@ -84,7 +84,7 @@ export interface PullDeskOptions {
   maxParked?: number;
   /** Pulls per peer (default 1 a second, a burst of 4). */
   rateLimit?: RateLimitOptions;
-  /** What a puller is told to wait before its next pull when there is no work, ms (default 5 s). */
+  /** What a puller is told to wait before its next pull when a pull found no work, ms (default 1 s: the long poll already paced it). */
   retryMs?: number;
   now?: () => number;
   log?: Logger;
@@ -214,7 +214,7 @@ export class PullDesk {
           taken = this.take(from, n, coord);
         }
       }
-      await ch.write({ orders: taken.map((p) => p.envelope), retryMs: this.o.retryMs ?? 5_000 });
+      await ch.write({ orders: taken.map((p) => p.envelope), retryMs: this.o.retryMs ?? 1_000 });
       sent = true;
       this.handedOut += taken.length;
       if (taken.length > 0) this.o.log?.info({ peer: from, orders: taken.length }, 'orders handed out by a pull');
@@ -256,8 +256,10 @@ export interface TaskPullerOptions {
   coord: () => Coordinate;
   /** The task receiver's verification and submission of one order, as if it had been pushed. */
   handle: (envelope: SignedEnvelope) => Promise<TaskReply>;
-  /** Pause between pulls when there is nothing to ask for or a pull failed, ms (default 5 s). */
+  /** Pause after a failed pull, ms (default 5 s). */
   everyMs?: number;
+  /** Gap between local checks for a free slot (or pull mode) while there is nothing to ask for, ms (default 500). */
+  idleCheckMs?: number;
   /** How long the manager may hold an empty pull, ms (default 15 s). */
   waitMs?: number;
   log: Logger;
@@ -301,7 +303,9 @@ export class TaskPuller {
       this.o.log.info({ pull: active }, active ? 'nobody can dial this node: pulling tasks from the manager' : 'reachable again: tasks are pushed, no more pulls');
     }
     const free = this.o.free();
-    if (!active || free <= 0) return this.schedule(every);
+    // A local check, no traffic: a slot that frees up is offered to the manager within half a second
+    // (a pushed order would come as soon as the manager issued it; a pull must not lag far behind).
+    if (!active || free <= 0) return this.schedule(this.o.idleCheckMs ?? 500);
     try {
       const r = await this.pullOnce(free);
       this.failures = 0;
