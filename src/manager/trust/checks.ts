@@ -2,7 +2,10 @@
 // volunteer, a third when the two disagree, and re-crawls that replace a
 // distrusted volunteer's pages. A check is an ordinary signed task with a fresh
 // id and no known pages (every page comes back with its text), sent straight
-// to the chosen volunteer: the crawler cannot tell it from any other task. Its
+// to the chosen volunteer, which may not forward it (it runs it or says it is
+// full, and the next independent volunteer is asked): the crawler cannot tell
+// it from any other task. A check no independent volunteer has room for waits
+// and is offered again at each sweep, up to a check crawl's time. Its
 // upload is compared, never stored. A check in flight is persisted (what it
 // compares against: the subject's crawl and, for a third crawl, the first
 // verifier's) when it leaves and deleted when it is decided, so a manager
@@ -13,19 +16,21 @@ import type { Rng } from '../../rng.js';
 import type { WireCoord } from '../../dht/signing.js';
 import type { UploadedResult } from '../domain/result-schema.js';
 import type { Channel } from '../domain/channel.js';
-import type { PageLatest, PageVersion, TaskRecord } from '../domain/records.js';
+import type { TaskRecord } from '../domain/records.js';
 import { MINUTE } from '../domain/scheduler.js';
 import { buildTask, taskId } from '../domain/task-builder.js';
 import { UploadRefused } from '../errors.js';
 import type { DispatchResult, IssuedTask } from '../services/tasks.js';
 import type { ServiceCore } from '../services/core.js';
-import { compareCrawls, type CompareOptions, type CrawlComparison, type CrawlView } from './compare.js';
+import { compareCrawls, type CompareOptions, type CrawlView } from './compare.js';
 import type { Outcome, VolunteerStatus } from './reputation.js';
 import type { SpotCheckOptions } from './spot-check.js';
 import type { CheckParty } from './tie-break.js';
 import { resolvePair, resolveTieBreak } from './tie-break.js';
 import { chooseVerifier, type VolunteerInfo } from './verifier.js';
 import { CheckCrawl } from './views.js';
+import { parseStoredCheck, type Check, type Waiting } from './check-record.js';
+import { distrustPages } from './distrust.js';
 
 /** What the network side lends the trust service. */
 export interface TrustNetwork {
@@ -51,42 +56,6 @@ export interface TrustHost {
   noteChecked(volunteer: string): Promise<void>;
 }
 
-interface Check {
-  id: string;
-  stage: 'verify' | 'tiebreak';
-  channel: string;
-  ratePerMinute: number | null;
-  subject: CrawlView;
-  /** The first verifier's crawl and its comparison with the subject's (tie-breaks). */
-  first?: CrawlView;
-  ab?: CrawlComparison;
-  peer: string;
-  issuedAt: number;
-  deadline: number;
-  crawl: CheckCrawl;
-  /** Loaded from the store after a restart. */
-  resumed?: boolean;
-}
-
-/** What is stored of a check (all of it but the parts received so far). */
-type StoredCheck = Omit<Check, 'crawl' | 'resumed'>;
-
-const isView = (v: unknown): v is CrawlView => {
-  const x = v as Partial<CrawlView> | null;
-  return typeof x === 'object' && x !== null && typeof x.volunteer === 'string' && typeof x.taskId === 'string' && Array.isArray(x.pages) && Array.isArray(x.validators);
-};
-
-/** A stored check, or null when the record is not one (a damaged record is dropped, not trusted). */
-function parseStoredCheck(v: unknown): StoredCheck | null {
-  const x = v as Partial<StoredCheck> | null;
-  if (typeof x !== 'object' || x === null) return null;
-  const ok =
-    typeof x.id === 'string' && (x.stage === 'verify' || x.stage === 'tiebreak') && typeof x.channel === 'string' && (x.ratePerMinute === null || typeof x.ratePerMinute === 'number') &&
-    isView(x.subject) && typeof x.peer === 'string' && Number.isFinite(x.issuedAt) && Number.isFinite(x.deadline) &&
-    (x.stage === 'verify' || (isView(x.first) && typeof x.ab === 'object' && x.ab !== null));
-  return ok ? (x as StoredCheck) : null;
-}
-
 /** Task ids of checks and re-crawls: a sequence far from the task service's (ids also carry the time). */
 const SEQ_BASE = 36 ** 6;
 const SWEEP_MS = 1000;
@@ -102,11 +71,6 @@ interface Sent {
 }
 
 const party = (v: CrawlView): CheckParty => ({ volunteer: v.volunteer, taskId: v.taskId, receivedAt: v.receivedAt });
-
-/** A check no independent volunteer could take yet: offered again at each sweep until `until`. */
-type Waiting =
-  | { stage: 'verify'; ch: Channel; subject: CrawlView; reason: string; ratePerMinute: number | null; until: number }
-  | { stage: 'tiebreak'; ck: Check; view: CrawlView; ab: NonNullable<Check['ab']>; until: number };
 
 export class TrustChecks {
   network: TrustNetwork | null = null;
@@ -368,24 +332,9 @@ export class TrustChecks {
     }
   }
 
-  /**
-   * Marks the channel's current pages supplied by `peer` (after `since`, or by
-   * task `onlyTask`) unverified, and empties the channel's known pages so its
-   * next crawl brings every page's text. Returns how many pages were marked.
-   */
-  async distrust(channel: string, peer: string, since: number | null, onlyTask?: string): Promise<number> {
-    const { repos, channelLocks, commit } = this.s.core;
-    return channelLocks.run(channel, async () => {
-      const latest = (await repos.pages.latest(channel)).filter((p) => p.latest.version > 0 && p.latest.unverified !== true);
-      const versions = await repos.pages.versionsWithText(channel, latest.map((p) => ({ url: p.url, version: p.latest.version })));
-      const bad = new Set(versions.filter((v: PageVersion) => v.crawler === peer && (onlyTask === undefined || v.taskId === onlyTask)).map((v) => v.url));
-      const marked: { url: string; latest: PageLatest }[] = latest.filter((p) => bad.has(p.url)).map((p) => ({ url: p.url, latest: { ...p.latest, unverified: true as const } }));
-      if (marked.length === 0) return 0;
-      const after = since === null ? marked.length : versions.filter((v) => bad.has(v.url) && v.storedAt > since).length;
-      await commit.run(() => repos.commit([...marked.map((m) => repos.pages.latestOp(channel, m.url, m.latest)), repos.channels.knownOp(channel, [])]));
-      this.s.core.log.info({ channel, volunteer: peer, pages: marked.length, sinceLastVerified: after }, 'pages marked unverified');
-      return marked.length;
-    });
+  /** Marks `peer`'s current pages of `channel` unverified (distrust.ts). */
+  distrust(channel: string, peer: string, since: number | null, onlyTask?: string): Promise<number> {
+    return distrustPages(this.s.core, channel, peer, since, onlyTask);
   }
 
   /** A re-crawl of `channel` by a volunteer in good standing; its pages are stored as usual. */
@@ -424,16 +373,13 @@ export class TrustChecks {
    * Waiting checks are offered again; past their time they are dropped (counted). */
   private async sweep(): Promise<void> {
     const now = this.s.core.clock();
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const w of waiting) {
+    // Each stays listed while it is offered (pendingFor must see it), and leaves once placed or dropped.
+    for (const w of [...this.waiting]) {
       const subject = w.stage === 'verify' ? w.subject : w.ck.subject;
       const placed = w.stage === 'verify' ? await this.tryVerify(w.ch, w.subject, w.reason, w.ratePerMinute) : await this.tryThird(w.ck, w.view, w.ab);
+      if (!placed && this.s.core.clock() <= w.until) continue;
+      this.waiting = this.waiting.filter((x) => x !== w);
       if (placed) continue;
-      if (this.s.core.clock() <= w.until) {
-        this.waiting.push(w);
-        continue;
-      }
       this.s.counters.checksDropped++;
       this.s.core.log.warn({ task: subject.taskId, volunteer: subject.volunteer, stage: w.stage }, w.stage === 'verify' ? 'no independent volunteer took the check in time: dropped' : 'a disagreement could not be broken in time: no third volunteer');
     }
