@@ -50,9 +50,8 @@ export async function releaseOps(core: ServiceCore, hh: number): Promise<BatchOp
 export function dataOps(core: ServiceCore, id: string, rec: SchedRecord, bit: number): BatchOp[] {
   const after = core.sched.withData(rec, bit);
   if (after === null) return [];
-  const fl = core.inflight.get(id);
-  if (fl === undefined) return rescheduleOps(core, id, rec, after);
-  fl.x = (fl.x ?? 0) | bit;
+  if (core.inflight.get(id) === undefined) return rescheduleOps(core, id, rec, after);
+  core.inflight.addData(id, bit);
   return [core.repos.channels.scheduleOp(id, after)];
 }
 
