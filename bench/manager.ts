@@ -1,4 +1,4 @@
-// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--populate-only] [--keep] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive]
+// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--populate-only] [--keep] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive] [--smaps]
 //
 // The manager without the network, on a real LevelDB:
 //   1. populate: N channels through the channel service's addMany (validated, batched);
@@ -16,6 +16,12 @@
 //   4b. --archive full ingest (bench/manager-archive.ts): WARC batches of 10 pages of
 //      20 KB as volunteers upload them, checked and written (skip with --no-archive);
 //   5. peak RSS (getrusage maxrss) and a second restart with the issued tasks in flight.
+// At each phase's peak: V8's heap (committed, used), external and array-buffer memory;
+// with --smaps (Linux) also glibc's arenas, the main malloc heap, other anonymous memory
+// (the worker threads' isolates among it) and mapped files (bench/native-memory.ts; read
+// when a phase's peak has risen by 4 MB, a few ms each, so off by default); run with
+// `node --expose-gc bin/run-ts.js bench/manager.ts …` and each phase also ends with a
+// full collection and reports the live heap (an experiment: it changes the next phase).
 // No heap flags: the manager keeps no channel in memory (the due index, the channel
 // records and the page store are on disk; tasks in flight are capped, 100 000 by
 // default), so its memory should not grow with N.
@@ -34,6 +40,7 @@ import { DEFAULT_GROUPING } from '../src/manager/domain/estimator.js';
 import { WarcExporter } from '../src/manager/warc.js';
 import { createRng } from '../src/rng.js';
 import { benchArchiveIngest, type ArchiveBenchResult, type SampledTask } from './manager-archive.js';
+import { nativeMemory, type NativeMemory } from './native-memory.js';
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +54,7 @@ const { values } = parseArgs({
     'no-archive': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     'populate-only': { type: 'boolean', default: false },
+    smaps: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.channels);
@@ -70,7 +78,9 @@ const now = () => clock.t;
 // Peak RSS per phase (sampled every 50 ms), to see where memory goes: at each phase's
 // peak, how much of it was V8's heap (committed, and used) and external memory.
 const phasePeak: Record<string, number> = {};
-const phasePeakDetail: Record<string, { heapTotal: number; heapUsed: number; external: number }> = {};
+const phasePeakDetail: Record<string, { heapTotal: number; heapUsed: number; external: number; arrayBuffers: number; native?: NativeMemory }> = {};
+const nativeAt: Record<string, number> = {};
+const liveHeap: Record<string, number> = {};
 let phase = 'start';
 const mb = (x: number) => Math.round(x / 2 ** 20);
 const sampler = setInterval(() => {
@@ -78,10 +88,20 @@ const sampler = setInterval(() => {
   if (r <= (phasePeak[phase] ?? 0)) return;
   phasePeak[phase] = r;
   const u = process.memoryUsage();
-  phasePeakDetail[phase] = { heapTotal: mb(u.heapTotal), heapUsed: mb(u.heapUsed), external: mb(u.external) };
+  let native = phasePeakDetail[phase]?.native;
+  if (values.smaps && r >= (nativeAt[phase] ?? 0) + 4) {
+    nativeAt[phase] = r;
+    native = nativeMemory() ?? undefined;
+  }
+  phasePeakDetail[phase] = { heapTotal: mb(u.heapTotal), heapUsed: mb(u.heapUsed), external: mb(u.external), arrayBuffers: mb(u.arrayBuffers), ...(native !== undefined ? { native } : {}) };
 }, 50);
 sampler.unref();
+const gc = (globalThis as { gc?: () => void }).gc;
 const enter = (p: string) => {
+  if (gc !== undefined && phase !== 'start') {
+    gc();
+    liveHeap[phase] = mb(process.memoryUsage().heapUsed);
+  }
   phase = p;
 };
 
@@ -247,8 +267,9 @@ async function main() {
   const restartWithTasksSeconds = (performance.now() - t0) / 1000;
   say(`restart with ${m.inflight.size} tasks in flight: ${restartWithTasksSeconds.toFixed(2)} s`);
   await m.close();
+  enter('end');
   const peak = peakRssMb();
-  say(`peak RSS ${peak.toFixed(0)} MB; per phase ${JSON.stringify(phasePeak)}; V8 heap and external memory at each phase's peak ${JSON.stringify(phasePeakDetail)}`);
+  say(`peak RSS ${peak.toFixed(0)} MB; per phase ${JSON.stringify(phasePeak)}; V8 heap, external memory (and with --smaps native memory) at each phase's peak ${JSON.stringify(phasePeakDetail)}${gc !== undefined ? `; live heap at each phase's end ${JSON.stringify(liveHeap)}` : ''}`);
   const out = {
     channels: N,
     populateSeconds: +populateSeconds.toFixed(2),
@@ -270,6 +291,7 @@ async function main() {
     heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
     phasePeakRssMb: phasePeak,
     phasePeakDetailMb: phasePeakDetail,
+    ...(gc !== undefined ? { liveHeapMb: liveHeap } : {}),
     targets: { scheduledPerSec: 20_000, ingestPagesPerSec: 3000, archivePagesPerSec: 2000, peakRssMb: 400, restartSeconds: 5 },
   };
   if (values.json) process.stdout.write(JSON.stringify(out) + '\n');
