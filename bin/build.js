@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run build` (also run by `npm install`/`npm ci` in the repository and
-// before `npm pack`, through the `prepare` script): compiles src/, sim/ and
-// testbed/ with tsc into dist/, keeping the repository's layout, and copies
+// before `npm pack`, through the `prepare` script): compiles src/, sim/,
+// testbed/ and bench/ (bench:manager measures the compiled manager, as
+// `dht-manager serve` runs it) with tsc into dist/, keeping the repository's layout, and copies
 // what tsc does not emit: every other file under those folders (the
 // dashboard's static files) and the latency dataset under data/. dist/ is
 // rebuilt from scratch, so a moved or deleted source leaves nothing behind.
@@ -24,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 /** Folders compiled into dist/ (tsconfig.build.json's include) whose other files are copied too. */
-const SOURCES = ['src', 'sim', 'testbed'];
+const SOURCES = ['src', 'sim', 'testbed', 'bench'];
 /** Runtime data copied as it is. */
 const DATA = ['data'];
 /** Documentation the running program points at (the volunteer's systemd unit names docs/volunteer.md), copied to the same path under dist/. */
