@@ -78,7 +78,29 @@ export class Store {
 
   async batch(ops: BatchOp[]): Promise<void> {
     if (ops.length === 0) return;
-    await this.db.batch(ops as AbstractBatchOperation<Level<string, unknown>, string, unknown>[], { sync: this.sync });
+    // Two ways to one atomic write. The array form clones every operation and keeps the
+    // clones and their encoded JSON until the write returns — long enough for V8 to
+    // promote them to the old generation, whose garbage waits for a full collection.
+    // A chained batch hands each operation to LevelDB's native batch as it is added, so
+    // they die young; but classic-level frees that native batch only when its JS object
+    // is collected, so a batch carrying page texts (hundreds of KB) would sit in the
+    // malloc heap until then. Chained for the many small records (scheduling, task
+    // records), the array form for page texts.
+    if (ops.some((op) => op.type === 'put' && op.valueEncoding !== undefined)) {
+      await this.db.batch(ops as AbstractBatchOperation<Level<string, unknown>, string, unknown>[], { sync: this.sync });
+      return;
+    }
+    const b = this.db.batch();
+    try {
+      for (const op of ops) {
+        if (op.type === 'del') b.del(op.key);
+        else b.put(op.key, op.value);
+      }
+    } catch (err) {
+      await b.close();
+      throw err;
+    }
+    await b.write({ sync: this.sync });
   }
 
   /** Entries of the range in key order, at most `limit`, starting after the key `after`. Keys
