@@ -158,27 +158,22 @@ export class InFlightSet {
   }
 
   private grow(cap: number): void {
-    const f64 = (a: Float64Array) => {
-      const b = new Float64Array(cap);
-      b.set(a);
-      return b;
-    };
-    this.issuedAt = f64(this.issuedAt);
-    this.deadline = f64(this.deadline);
-    this.seq = f64(this.seq);
-    this.round = f64(this.round);
-    const i32 = (a: Int32Array) => {
-      const b = new Int32Array(cap);
-      b.set(a);
-      return b;
-    };
-    this.hh = i32(this.hh);
-    this.x = i32(this.x);
-    const u8 = new Uint8Array(cap);
-    u8.set(this.flags);
-    this.flags = u8;
+    this.issuedAt = grown(this.issuedAt, cap);
+    this.deadline = grown(this.deadline, cap);
+    this.seq = grown(this.seq, cap);
+    this.round = grown(this.round, cap);
+    this.hh = grown(this.hh, cap);
+    this.x = grown(this.x, cap);
+    this.flags = grown(this.flags, cap);
     this.cap = cap;
   }
+}
+
+/** A copy of a column with room for `cap` slots. */
+function grown<T extends Float64Array | Int32Array | Uint8Array>(a: T, cap: number): T {
+  const b = new (a.constructor as new (n: number) => T)(cap);
+  b.set(a);
+  return b;
 }
 
 /** The sequence number at the end of a task id (taskId's last part), or null. */
