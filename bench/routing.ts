@@ -96,6 +96,21 @@ try {
 const startSeconds = (performance.now() - t0) / 1000;
 say(`started ${opts.nodes} nodes (${opts.perProcess > 0 ? `${opts.perProcess} per child process` : 'all in this process'}) in ${startSeconds.toFixed(1)} s${lagNote()}`);
 
+// The children's CPU and activity while the coordinates settle (no tasks yet):
+// the bill of an idle-ish network, per node (activity.ts).
+const settleMark = { at: performance.now(), usage: net instanceof ProcessNet ? net.usage() : undefined };
+function settleBill(): { cpuPctPerNode?: number; perNodeMinute?: Record<string, number> } {
+  if (!(net instanceof ProcessNet) || settleMark.usage === undefined) return {};
+  const u = net.usage();
+  const minutes = (performance.now() - settleMark.at) / 60_000;
+  const perNodeMinute: Record<string, number> = {};
+  for (const [k, v] of Object.entries(u.activity)) {
+    const d = (v - (settleMark.usage.activity[k] ?? 0)) / opts.nodes / Math.max(1e-9, minutes);
+    if (d > 0) perNodeMinute[k] = Number(d.toFixed(2));
+  }
+  return { cpuPctPerNode: (100 * (u.cpuSeconds - settleMark.usage.cpuSeconds)) / (minutes * 60) / opts.nodes, perNodeMinute };
+}
+
 function liveError(): number {
   const coords: Coordinate[] = Array.from({ length: net.matrix.n }, () => net.coord(0));
   net.index.forEach((d, i) => (coords[d] = net.coord(i)));
@@ -124,6 +139,8 @@ try {
 await new Promise((r) => setTimeout(r, 5000));
 await net.refresh();
 const live = liveError();
+const bill = settleBill();
+if (bill.perNodeMinute !== undefined) say(`while settling, per node: ${bill.cpuPctPerNode!.toFixed(2)} % of a core; per minute ${JSON.stringify(bill.perNodeMinute)}`);
 const convergeSeconds = (performance.now() - tc) / 1000;
 say(`live median relative error ${live.toFixed(3)} (offline embedding ${offline.toFixed(3)}) after ${convergeSeconds.toFixed(0)} s`);
 
@@ -288,6 +305,8 @@ const result = {
   coordIntervalMs: opts.coordInterval,
   peakRssSumMB,
   childCpuSeconds: usage?.cpuSeconds,
+  settleCpuPctPerNode: bill.cpuPctPerNode,
+  settleActivityPerNodeMinute: bill.perNodeMinute,
   concurrency: opts.concurrency,
   seed: opts.seed,
   loadAverage: Number(((load0 + loadavg()[0]!) / 2).toFixed(2)),

@@ -72,6 +72,7 @@ export function volunteerOptions(
     probeDelay: (remote: string) => number;
     createRunner: (sink: ResultSink) => TaskRunner;
     log: Logger;
+    metrics?: VolunteerNodeOptions['metrics'];
   },
 ): VolunteerNodeOptions {
   return {

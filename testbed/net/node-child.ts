@@ -10,10 +10,13 @@ import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
 import { BootstrapError, VolunteerNode } from '../../src/node/node.js';
 import { toWireCoord } from '../../src/dht/peers.js';
 import { FakeRunner } from './fake-runner.js';
+import { ActivityCounter, nodeActivity, sumActivity } from './activity.js';
 import { probeDelayFrom, volunteerOptions } from './net-base.js';
 import type { ChildReport, ChildRequest, StartRequest } from './process-net.js';
 
 const nodes = new Map<number, VolunteerNode>();
+/** Connections and streams of every node in this process (activity.ts). */
+const activity = new ActivityCounter();
 // Event-loop lag since the last status request: what queueing this process
 // adds to the probes it answers.
 const lag = monitorEventLoopDelay({ resolution: 10 });
@@ -34,6 +37,7 @@ async function start(m: StartRequest): Promise<void> {
         probeDelay: probeDelayFrom(spec.delays),
         createRunner: (sink) => new FakeRunner(sink, m.runner),
         log: log.child({ node: spec.i }),
+        metrics: activity.metrics,
       }),
     ).then((n) => {
       nodes.set(spec.i, n);
@@ -94,6 +98,7 @@ function status(id: number): void {
     maxRssMB: process.resourceUsage().maxRSS / 1024,
     lagP99Ms: lag.percentile(99) / 1e6,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    activity: sumActivity([activity.counts, ...[...nodes.values()].map(nodeActivity)]),
   });
   lag.reset();
 }

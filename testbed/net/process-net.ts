@@ -11,6 +11,7 @@ import type { Coordinate } from '../../src/coords/index.js';
 import { fromWireCoord } from '../../src/dht/peers.js';
 import type { WireCoord } from '../../src/dht/signing.js';
 import type { FakeRunnerOptions } from './fake-runner.js';
+import { sumActivity, type Activity } from './activity.js';
 import { NetBase, type NetOptions, type VolunteerTuning } from './net-base.js';
 
 // The IPC protocol between ProcessNet and node-child.ts.
@@ -38,6 +39,8 @@ export interface ProcessReport {
   lagP99Ms: number;
   /** User + system CPU time of the process so far. */
   cpuSeconds: number;
+  /** Connections, streams per protocol and the nodes' own counters so far (activity.ts). */
+  activity: Activity;
 }
 export type ChildReport =
   | { t: 'ready' }
@@ -92,7 +95,10 @@ export class ProcessNet extends NetBase {
     for (let b = 0; b < this.index.length; b += k) {
       const nodes = Array.from({ length: Math.min(k, this.index.length - b) }, (_, j) => b + j);
       // The child's stdout (its pino log) goes to our stderr: stdout may carry --json.
-      const proc = fork(CHILD, [], { stdio: ['ignore', 2, 'inherit', 'ipc'], execArgv: [] });
+      // VOLCRAWL_CHILD_PROF=<dir> writes a V8 CPU profile of the second child (not node 0's: a typical one) on exit.
+      const prof = process.env.VOLCRAWL_CHILD_PROF;
+      const execArgv = prof !== undefined && prof !== '' && this.children.length === 1 ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
+      const proc = fork(CHILD, [], { stdio: ['ignore', 2, 'inherit', 'ipc'], execArgv });
       // A send to a child that died emits 'error'; its exit already fails what waits on it.
       proc.on('error', (err) => this.log.warn({ pid: proc.pid, err: String(err) }, 'volunteer process'));
       const child: Child = { proc, nodes };
@@ -153,7 +159,7 @@ export class ProcessNet extends NetBase {
         c.proc.send({ t: 'status', id } satisfies ChildRequest);
         const m = await nextReport(c.proc, 'status', 60_000, (r) => r.id === id);
         for (const n of m.nodes) this.reports[n.i] = n;
-        return { rssMB: m.rssMB, maxRssMB: m.maxRssMB, lagP99Ms: m.lagP99Ms, cpuSeconds: m.cpuSeconds };
+        return { rssMB: m.rssMB, maxRssMB: m.maxRssMB, lagP99Ms: m.lagP99Ms, cpuSeconds: m.cpuSeconds, activity: m.activity };
       }),
     );
   }
@@ -167,8 +173,9 @@ export class ProcessNet extends NetBase {
   }
 
   /** Children's process figures at the last refresh. */
-  usage(): { processes: number; rssSumMB: number; peakRssSumMB: number; cpuSeconds: number; lagP99Ms: number[] } {
+  usage(): { processes: number; rssSumMB: number; peakRssSumMB: number; cpuSeconds: number; lagP99Ms: number[]; activity: Activity } {
     return {
+      activity: sumActivity(this.processes.map((p) => p.activity)),
       processes: this.processes.length,
       cpuSeconds: this.processes.reduce((s, p) => s + p.cpuSeconds, 0),
       rssSumMB: this.processes.reduce((s, p) => s + p.rssMB, 0),
