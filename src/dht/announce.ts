@@ -3,6 +3,12 @@
 // half-life while we live; they expire within one TTL after we stop). When the
 // coordinate moves to another cell the new cells are provided and the old ones
 // no longer re-provided. `withdraw` stops all re-providing.
+//
+// Every provide is a DHT walk, so a move is announced only when it is real: an
+// announced cell is kept while the coordinate stays within a quarter cell of it
+// (hysteresis), a new set of cells must be the same on `stableChecks`
+// consecutive checks (a coordinate jittering across a boundary never is), and
+// re-announcements are at least `minGapMs` apart.
 import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import type { CID } from 'multiformats/cid';
@@ -38,6 +44,9 @@ export interface AnnouncerOptions {
   /** Minimum gap between re-announcements after a cell change, ms: a drifting
    * coordinate must not turn into a storm of provides. */
   minGapMs?: number;
+  /** Consecutive checks that must want the same new cells before they are
+   * announced (default 3; the first announcement waits for none). */
+  stableChecks?: number;
   /** Whether the coordinate is worth announcing yet (enough Vivaldi samples,
    * and a low error estimate or samples that agree with it). */
   ready: () => boolean;
@@ -50,6 +59,8 @@ export class Announcer {
   private running = false;
   private busy = false;
   private lastAt = -Infinity;
+  /** The changed cells wanted at the last checks, and on how many checks in a row. */
+  private pending: { names: string; checks: number } | undefined;
   announcements = 0;
 
   constructor(private readonly o: AnnouncerOptions) {}
@@ -89,8 +100,17 @@ export class Announcer {
       const wantNames = new Set(want.map((x) => x.name));
       const added = want.filter((x) => !this.current.has(x.name));
       const removed = [...this.current.values()].filter((x) => !wantNames.has(x.name));
-      if (added.length === 0 && removed.length === 0) return;
-      if (this.current.size > 0 && performance.now() - this.lastAt < (this.o.minGapMs ?? 30_000)) return;
+      if (added.length === 0 && removed.length === 0) {
+        this.pending = undefined;
+        return;
+      }
+      if (this.current.size > 0) {
+        const names = [...wantNames].sort().join(' ');
+        this.pending = this.pending?.names === names ? { names, checks: this.pending.checks + 1 } : { names, checks: 1 };
+        if (this.pending.checks < (this.o.stableChecks ?? 3)) return;
+        if (performance.now() - this.lastAt < (this.o.minGapMs ?? 30_000)) return;
+      }
+      this.pending = undefined;
       this.lastAt = performance.now();
       for (const cell of removed) {
         this.current.delete(cell.name);

@@ -226,7 +226,7 @@ export class CoordService {
     const cands = this.candidates();
     // Near and far only mean something once our own estimate is settling.
     this.retag(this.neighbours.update(cands, me !== undefined && (error < 0.6 || this.pace.settled) ? me : undefined));
-    this.retag(this.neighbours.rotate(cands));
+    this.retag(this.neighbours.rotate(cands, performance.now()));
     const verify = [...this.verify].filter((id) => this.neighbours.has(id));
     this.verify.clear();
     const picked = this.neighbours.pick(this.pace.fanout());

@@ -63,6 +63,19 @@ describe('neighbour set', () => {
     expect(seen.size).toBeGreaterThan(10);
   });
 
+  it('swaps no sooner than rotateMinMs after the last swap, however fast it picks', () => {
+    const s = new NeighbourSet({ near: 1, far: 2, rotateEvery: 1, rotateMinMs: 60_000 }, createRng(7));
+    const cands = line(30);
+    s.update(cands, at(0));
+    let swaps = 0;
+    // Two picks a second for five minutes: a pick-count alone would swap 600 times.
+    for (let t = 0; t < 300_000; t += 500) {
+      swaps += s.rotate(cands, t).added.length;
+      s.pick(1);
+    }
+    expect(swaps).toBe(5);
+  });
+
   it('picks distinct members, alternating between the near and the far part', () => {
     const s = new NeighbourSet({ near: 2, far: 2 }, createRng(6));
     s.update(line(10), at(0));

@@ -23,7 +23,8 @@ const MAX_CONNECTIONS = 10;
 const GRACE_MS = 10_000;
 /** The trimmer's round (connection-trim.ts), twice: a connection this much past its grace has been through a trim. */
 const SETTLED_MS = GRACE_MS + 2 * 5_000;
-const NEIGHBOURS = { near: 2, far: 3, rotateEvery: 2 };
+// Rotation without its time floor, so newcomers enter older sets within the test.
+const NEIGHBOURS = { near: 2, far: 3, rotateEvery: 2, rotateMinMs: 0 };
 const SET = NEIGHBOURS.near + NEIGHBOURS.far;
 
 const net = new TestNet({ nodes: N, seed: 23, deferred: LATE, maxConnections: MAX_CONNECTIONS, connectionGraceMs: GRACE_MS, neighbours: NEIGHBOURS, runner: { threads: 2, queue: 2, durationMs: 100 } });
