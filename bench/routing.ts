@@ -105,6 +105,10 @@ function settleBill(): { cpuPctPerNode?: number; perNodeMinute?: Record<string, 
   const minutes = (performance.now() - settleMark.at) / 60_000;
   const perNodeMinute: Record<string, number> = {};
   for (const [k, v] of Object.entries(u.activity)) {
+    if (k.startsWith('now: ')) {
+      perNodeMinute[k] = Number((v / opts.nodes).toFixed(2));
+      continue;
+    }
     const d = (v - (settleMark.usage.activity[k] ?? 0)) / opts.nodes / Math.max(1e-9, minutes);
     if (d > 0) perNodeMinute[k] = Number(d.toFixed(2));
   }

@@ -17,9 +17,15 @@ export class ActivityCounter {
   /** libp2p's `metrics` option: counts connections and streams, nothing else. */
   readonly metrics = (): Metrics => ({
     ...this.traffic.metrics(),
-    trackMultiaddrConnection: (_c: MultiaddrConnection) => this.add('connections'),
+    trackMultiaddrConnection: (c: MultiaddrConnection) => this.add(`tcp connections ${c.direction}`),
     trackProtocolStream: (s: Stream) => this.add(`${s.protocol ?? '?'} ${s.direction}`),
   });
+
+  /** Counts upgraded (encrypted, muxed) connections of `node` as they open and close. */
+  watch(node: VolunteerNode): void {
+    node.libp2p.addEventListener('connection:open', () => this.add('connections upgraded'));
+    node.libp2p.addEventListener('connection:close', () => this.add('connections closed'));
+  }
 
   add(key: string, n = 1): void {
     this.counts[key] = (this.counts[key] ?? 0) + n;
@@ -34,6 +40,8 @@ export function nodeActivity(n: VolunteerNode): Activity {
     'cell announcements': n.announcer.announcements,
     'connections trimmed': n.trimmer.trimmed,
     'keeper refills': n.keeper.refills,
+    // A gauge, not a count: bench:routing averages it instead of taking a rate.
+    'now: open connections': n.libp2p.getConnections().length,
   };
 }
 

@@ -40,6 +40,7 @@ async function start(m: StartRequest): Promise<void> {
         metrics: activity.metrics,
       }),
     ).then((n) => {
+      activity.watch(n);
       nodes.set(spec.i, n);
       send({ t: 'joined', i: spec.i });
     });
