@@ -78,6 +78,8 @@ else {
       `tasks to detect         median ${res.tasksToDetectMedian ?? '-'} (${res.tasksToDetect.join(', ')})  ${ok(res.tasksToDetectMedian !== null && res.tasksToDetectMedian <= 20)}`,
       `verification overhead   ${(res.verificationOverhead * 100).toFixed(1)} % (${res.checks} checks + ${res.tieBreaks} third crawls / ${res.tasks} tasks)  ${ok(res.verificationOverhead <= 0.1)}`,
       `  of honest tasks        ${(res.honestOverhead * 100).toFixed(1)} % (the rest checks the misbehaving ones)`,
+      `honest overlay verdicts ${res.honestOverlayVerdicts.ok} ok, ${res.honestOverlayVerdicts.bad} bad  ${ok(res.honestOverlayVerdicts.bad === 0)}`,
+      `misbehaving tasks       ${res.maliciousTasks.join(', ')}`,
       `  with re-crawls         ${(res.overheadWithRecrawls * 100).toFixed(1)} % (re-crawls replace an attacker's pages: not verification by the issue's definition)`,
       `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}, deferred ${res.checksDeferred}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
     ].join('\n') + '\n',

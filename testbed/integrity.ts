@@ -51,7 +51,11 @@ export interface IntegrityResult {
   verificationOverhead: number;
   /** Yardsticks. The overhead spent on honest volunteers' tasks alone (the rest is the cost of the attack). */
   honestOverhead: number;
+  /** Overlay verdicts (coordinate claims, cells) on honest volunteers: bad ones would be false accusations. */
+  honestOverlayVerdicts: { ok: number; bad: number };
   tasksToDetect: (number | null)[];
+  /** Each misbehaving volunteer's finished tasks at the end. */
+  maliciousTasks: number[];
   realSecondsToDetect: (number | null)[];
   tasks: number;
   checks: number;
@@ -73,6 +77,7 @@ interface VolunteerSummary {
   checked: number;
   tasksAtHold: number | null;
   quarantine: { since: number } | null;
+  totals: { coordinate: number; coordinateOk: number };
 }
 interface VolunteersView {
   counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number };
@@ -167,7 +172,9 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       tasksToDetectMedian: median(tasksToDetect.filter((x): x is number => x !== null)),
       verificationOverhead: Math.round(v.verificationOverhead * 1e4) / 1e4,
       honestOverhead: honestTasks > 0 ? Math.round((honestChecked / honestTasks) * 1e4) / 1e4 : 0,
+      honestOverlayVerdicts: { ok: honestSummaries.reduce((n, s) => n + s.totals.coordinateOk, 0), bad: honestSummaries.reduce((n, s) => n + s.totals.coordinate, 0) },
       tasksToDetect,
+      maliciousTasks: bad.map((b) => byId.get(b.peerId)?.tasks ?? 0),
       realSecondsToDetect: bad.map((b) => (detectedAt.has(b.peerId) ? Math.round(detectedAt.get(b.peerId)! / 100) / 10 : null)),
       tasks: v.counters.primary,
       checks: v.counters.spotChecks,

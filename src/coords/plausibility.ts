@@ -33,6 +33,12 @@
 //    from where the RTTs would pull it. Reported, not voted on: with few
 //    measurers on one side it is a weak statistic.
 //
+// Measurers whose own coordinate is uncertain (a new node, a loaded one, a LAN
+// where sub-millisecond RTTs keep Vivaldi's relative error at its cap) vote
+// with every bound widened by a multiple of their uncertainty in ms (their
+// median misfit against their neighbours' RTTs): a weak landmark can still
+// tell 1 ms from 300 ms, and a landmark that is far off contributes nothing.
+//
 // What this cannot check, and docs/trust.md repeats: a node that delays every
 // reply by the same amount looks like a node with a longer access link (a
 // bigger height) — it can only look farther from everyone, which costs it
@@ -55,6 +61,13 @@ export interface RttObservation {
   coord: Coordinate;
   /** Raw round trip the measurer timed to the node, ms (the minimum of its probes). */
   rttMs: number;
+  /** How far the measurer's own coordinate may be off, ms (its median misfit
+   * against the RTTs it measured to its neighbours). Absent or 0: a settled
+   * landmark, judged by the bounds alone. A measurer whose coordinate has not
+   * settled still votes, but every bound is widened by uncertaintyFactor × this:
+   * on loopback a witness with a coordinate tens of ms off still knows that
+   * the 1 ms it timed is not the 300 ms a claim predicts. */
+  uncertaintyMs?: number;
 }
 
 export interface PlausibilityOptions {
@@ -76,6 +89,9 @@ export interface PlausibilityOptions {
   maxTriangleFraction: number;
   /** A claim with a larger error estimate is unsettled: no verdict (and it should not be announced). */
   maxClaimError: number;
+  /** Each bound is widened by this many times a measurer's own uncertaintyMs
+   * (its median misfit: an honest node's misfit exceeds 3× the median rarely). */
+  uncertaintyFactor: number;
 }
 
 export const DEFAULT_PLAUSIBILITY: Readonly<PlausibilityOptions> = Object.freeze({
@@ -88,6 +104,7 @@ export const DEFAULT_PLAUSIBILITY: Readonly<PlausibilityOptions> = Object.freeze
   triangleTolerance: 0.5,
   maxTriangleFraction: 0.1,
   maxClaimError: 0.5,
+  uncertaintyFactor: 3,
 });
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
@@ -110,6 +127,7 @@ export function plausibilityOptions(partial: Partial<PlausibilityOptions> = {}):
   check(Number.isFinite(o.triangleTolerance) && o.triangleTolerance >= 0, `triangleTolerance must be >= 0, got ${o.triangleTolerance}`);
   check(Number.isFinite(o.maxTriangleFraction) && o.maxTriangleFraction >= 0 && o.maxTriangleFraction < 1, `maxTriangleFraction must be in [0, 1), got ${o.maxTriangleFraction}`);
   check(!Number.isNaN(o.maxClaimError) && o.maxClaimError > 0, `maxClaimError must be > 0, got ${o.maxClaimError}`);
+  check(Number.isFinite(o.uncertaintyFactor) && o.uncertaintyFactor >= 0, `uncertaintyFactor must be >= 0, got ${o.uncertaintyFactor}`);
   return o;
 }
 
@@ -150,6 +168,7 @@ export function distinctObservations(obs: readonly RttObservation[], dims: numbe
   const best = new Map<string, RttObservation>();
   for (const o of obs) {
     if (!(o.rttMs > 0) || !Number.isFinite(o.rttMs) || o.coord.vec.length !== dims || !isFiniteCoordinate(o.coord)) continue;
+    if (o.uncertaintyMs !== undefined && !(o.uncertaintyMs >= 0 && Number.isFinite(o.uncertaintyMs))) continue;
     const b = best.get(o.measurer);
     if (b === undefined || o.rttMs < b.rttMs) best.set(o.measurer, o);
   }
@@ -180,8 +199,9 @@ export function checkCoordinateClaim(claimed: Coordinate, observations: readonly
   for (const ob of obs) {
     const predictedMs = predictRtt(claimed, ob.coord);
     const diff = predictedMs - ob.rttMs;
-    const against = Math.abs(diff) > o.relTolerance * ob.rttMs + o.slackMs;
-    const tooClose = predictedMs < o.deflationRatio * ob.rttMs - o.slackMs;
+    const widen = o.uncertaintyFactor * (ob.uncertaintyMs ?? 0);
+    const against = Math.abs(diff) > o.relTolerance * ob.rttMs + o.slackMs + widen;
+    const tooClose = predictedMs < o.deflationRatio * ob.rttMs - o.slackMs - widen;
     checks.push({ measurer: ob.measurer, rttMs: ob.rttMs, predictedMs, relError: diff / ob.rttMs, against, tooClose });
     // Spring force on the claim: a measured RTT longer than predicted pushes it away from the measurer.
     let len = 0;
@@ -224,7 +244,8 @@ function triangleViolations(obs: readonly RttObservation[], o: PlausibilityOptio
   for (let j = 0; j < n; j++) {
     for (let k = j + 1; k < n; k++) {
       const d = predictRtt(obs[j]!.coord, obs[k]!.coord);
-      if (Math.abs(obs[j]!.rttMs - obs[k]!.rttMs) > (1 + o.triangleTolerance) * d + o.slackMs) bad.push([j, k]);
+      const widen = o.uncertaintyFactor * ((obs[j]!.uncertaintyMs ?? 0) + (obs[k]!.uncertaintyMs ?? 0));
+      if (Math.abs(obs[j]!.rttMs - obs[k]!.rttMs) > (1 + o.triangleTolerance) * d + o.slackMs + widen) bad.push([j, k]);
     }
   }
   const removed = new Set<number>();

@@ -35,16 +35,18 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
-import type { Coordinate, VivaldiNode } from '../coords/index.js';
-import { checkCoordinateClaim, measuredPosition, type ClaimCheck, type PlausibilityOptions } from '../coords/plausibility.js';
+import { predictRtt, type Coordinate, type VivaldiNode } from '../coords/index.js';
+import { checkCoordinateClaim, measuredPosition, type ClaimCheck, type PlausibilityOptions, type RttObservation } from '../coords/plausibility.js';
 import { randomInt, type Rng } from '../rng.js';
 import { DEFAULT_CELLS, type CellOptions } from './cells.js';
 import { COORD_PROTOCOL } from './coord-protocol.js';
-import { fromWireCoord, toWireCoord, type PeerTable } from './peers.js';
+import { fromWireCoord, toWireCoord, type PeerState, type PeerTable } from './peers.js';
 import { checkAnnouncement, type AnnouncementCheck } from './plausibility.js';
 import { PeerRateLimiter } from './rate-limit.js';
 import { coordSchema } from './signing.js';
 import { jsonChannel } from './wire.js';
+
+const round = (c: Coordinate) => ({ vec: Array.from(c.vec, (x) => Math.round(x * 10) / 10), height: Math.round(c.height * 10) / 10, error: Math.round(c.error * 100) / 100 });
 
 export const WITNESS_PROTOCOL = '/volcrawl/witness/1.0.0';
 const WITNESS_MAX_BYTES = 2048;
@@ -53,6 +55,8 @@ const witnessRequestSchema = z.object({ peer: z.string().min(1).max(128) });
 const witnessReplySchema = z.object({
   coord: coordSchema.optional(),
   rttMs: z.number().finite().positive().max(60_000).optional(),
+  /** The witness's own uncertainty, ms (ownUncertaintyMs). */
+  uncertaintyMs: z.number().finite().nonnegative().max(600_000).optional(),
   error: z.string().max(256).optional(),
 });
 const probeReplySchema = z.object({ crawler: z.boolean() });
@@ -86,6 +90,27 @@ export async function rawProbe(libp2p: Libp2p, peer: PeerId, coord: Coordinate |
     ch.abort('witness probe failed');
     throw err;
   }
+}
+
+/**
+ * How far a witness's own coordinate may be off, ms: the median of
+ * |predicted − measured| RTT over the crawlers it has timed itself (the
+ * subject of the request left out: its claim is on trial), or undefined with
+ * fewer than 3 of them. Vivaldi's error estimate is relative and capped (1.5),
+ * so it cannot say whether a coordinate is 2 ms or 200 ms off on a LAN; this
+ * says it in ms, and a checker widens this witness's bounds by it.
+ */
+export function ownUncertaintyMs(self: Coordinate, peers: readonly PeerState[], except: string): number | undefined {
+  const misfits: number[] = [];
+  for (const p of peers) {
+    if (!p.crawler || p.id === except || p.coord === undefined || p.rttMs === undefined || p.coord.vec.length !== self.vec.length) continue;
+    const m = Math.abs(predictRtt(self, p.coord) - p.rttMs);
+    if (Number.isFinite(m)) misfits.push(m);
+  }
+  if (misfits.length < 3) return undefined;
+  misfits.sort((a, b) => a - b);
+  const h = misfits.length >> 1;
+  return misfits.length % 2 === 1 ? misfits[h]! : 0.5 * (misfits[h - 1]! + misfits[h]!);
 }
 
 /** Served by every crawler: times the round trip to a crawler it knows when another node asks. */
@@ -152,7 +177,9 @@ export class WitnessService {
         reply = { error: 'unknown peer' };
       } else {
         try {
-          reply = { coord: toWireCoord(this.o.vivaldi.coord), rttMs: await this.measure(req.peer) };
+          const rttMs = await this.measure(req.peer);
+          const u = ownUncertaintyMs(this.o.vivaldi.coord, this.o.peers.all(), req.peer);
+          reply = { coord: toWireCoord(this.o.vivaldi.coord), rttMs, ...(u !== undefined ? { uncertaintyMs: u } : {}) };
         } catch (err) {
           reply = { error: String(err).slice(0, 200) };
         }
@@ -167,7 +194,7 @@ export class WitnessService {
 }
 
 /** Asks `witness` to time the round trip to `peer`. */
-export async function askWitness(libp2p: Libp2p, witness: string, peer: string, timeoutMs = 10_000): Promise<{ coord: Coordinate; rttMs: number }> {
+export async function askWitness(libp2p: Libp2p, witness: string, peer: string, timeoutMs = 10_000): Promise<{ coord: Coordinate; rttMs: number; uncertaintyMs?: number }> {
   const stream = await libp2p.dialProtocol(peerIdFromString(witness), WITNESS_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
   const ch = jsonChannel(stream, WITNESS_MAX_BYTES, timeoutMs);
   try {
@@ -175,7 +202,7 @@ export async function askWitness(libp2p: Libp2p, witness: string, peer: string, 
     const r = witnessReplySchema.parse(await ch.read());
     await ch.close();
     if (r.coord === undefined || r.rttMs === undefined) throw new Error(`witness ${witness}: ${r.error ?? 'no measurement'}`);
-    return { coord: fromWireCoord(r.coord), rttMs: r.rttMs };
+    return { coord: fromWireCoord(r.coord), rttMs: r.rttMs, ...(r.uncertaintyMs !== undefined ? { uncertaintyMs: r.uncertaintyMs } : {}) };
   } catch (err) {
     ch.abort('witness request failed');
     throw err;
@@ -230,9 +257,12 @@ export class OverlayChecker {
 
   constructor(private readonly o: OverlayCheckOptions) {}
 
-  /** A witness whose own coordinate is not settled is no landmark: its RTT says
-   * nothing about where the crawler is (a new node's coordinate could frame an
-   * honest crawler). The same bound as a claim's (plausibility maxClaimError). */
+  /** A witness whose own coordinate is settled (error at most this, the same
+   * bound as a claim's: plausibility maxClaimError) is a landmark: it votes by
+   * the calibrated bounds and places the crawler. One that is not settled
+   * votes only with its uncertainty in ms (ownUncertaintyMs), which widens its
+   * bounds, and never places the crawler: a new node's coordinate could
+   * otherwise frame an honest crawler. */
   private get maxWitnessError(): number {
     return this.o.plausibility?.maxClaimError ?? 0.5;
   }
@@ -290,7 +320,7 @@ export class OverlayChecker {
     const k = this.o.witnesses ?? 5;
     const pool = this.o.peers
       .all()
-      .filter((p) => p.crawler && !p.down && p.coord !== undefined && p.coord.error <= this.maxWitnessError && p.id !== peer && p.id !== self && p.coord.vec.length === claim.vec.length && this.verdict(p.id)?.verdict !== 'bad');
+      .filter((p) => p.crawler && !p.down && p.coord !== undefined && p.id !== peer && p.id !== self && p.coord.vec.length === claim.vec.length && this.verdict(p.id)?.verdict !== 'bad');
     const dist = (c: Coordinate) => Math.hypot(...Array.from(c.vec, (x, i) => x - claim.vec[i]!));
     const near = [...pool].sort((a, b) => dist(a.coord!) - dist(b.coord!)).slice(0, Math.ceil(k / 2));
     const rest = pool.filter((p) => !near.includes(p));
@@ -325,7 +355,13 @@ export class OverlayChecker {
     const timeoutMs = this.o.timeoutMs ?? 10_000;
     const asked = this.pickWitnesses(peer, claim);
     const answers = await Promise.allSettled(asked.map((w) => askWitness(this.o.libp2p, w, peer, timeoutMs)));
-    const obs = answers.flatMap((a, i) => (a.status === 'fulfilled' && a.value.coord.error <= this.maxWitnessError ? [{ measurer: asked[i]!, coord: a.value.coord, rttMs: a.value.rttMs }] : []));
+    const obs: RttObservation[] = answers.flatMap((a, i) => {
+      if (a.status !== 'fulfilled') return [];
+      const { coord, rttMs, uncertaintyMs } = a.value;
+      if (coord.error <= this.maxWitnessError) return [{ measurer: asked[i]!, coord, rttMs }];
+      return uncertaintyMs !== undefined ? [{ measurer: asked[i]!, coord, rttMs, uncertaintyMs }] : [];
+    });
+    this.o.log?.debug({ peer, claim: round(claim), witnesses: obs.map((x) => ({ ...round(x.coord), rtt: Math.round(x.rttMs * 100) / 100, u: x.uncertaintyMs === undefined ? null : Math.round(x.uncertaintyMs * 10) / 10, predicted: Math.round(predictRtt(claim, x.coord) * 10) / 10 })) }, 'overlay witnesses answered');
     const claimCheck = checkCoordinateClaim(claim, obs, this.o.plausibility ?? {});
     // Witnesses lie too (a coordinate claim of their own, an RTT they make up).
     // Those the triangle check blames are set aside before placing the crawler,
@@ -333,7 +369,8 @@ export class OverlayChecker {
     // contradict it: one liar among five would otherwise drag the fit.
     const against = new Set(claimCheck.observations.filter((x) => x.against).map((x) => x.measurer));
     const suspect = new Set([...claimCheck.outlierMeasurers, ...(claimCheck.verdict === 'consistent' ? against : [])]);
-    const trusted = obs.filter((x) => !suspect.has(x.measurer));
+    // Only settled witnesses place the crawler (an unsettled one's coordinate is no landmark).
+    const trusted = obs.filter((x) => !suspect.has(x.measurer) && x.uncertaintyMs === undefined);
     const pos = measuredPosition(trusted, { dimensions: claim.vec.length }, this.o.rng, this.o.plausibility ?? {});
     const announcement = cells.length > 0 ? checkAnnouncement(cells, claim, pos === null ? null : { coord: pos.coord, uncertaintyMs: pos.uncertaintyMs }, { cells: this.o.cells ?? DEFAULT_CELLS, margin: this.o.margin ?? 1 }) : null;
     // A router sees the cells it found a crawler in, not its announcement set:

@@ -1,10 +1,12 @@
 // Coordinate claims against measured RTTs (src/coords/plausibility.ts) and
 // cell announcements against claims and measured positions (src/dht/plausibility.ts).
 import { describe, expect, it } from 'vitest';
-import { createRng, uniform, type Rng } from '../../src/rng.js';
+import { createRng, exponential, normal, uniform, type Rng } from '../../src/rng.js';
 import { checkCoordinateClaim, measuredPosition, plausibilityOptions, predictRtt, type Coordinate, type RttObservation } from '../../src/coords/index.js';
 import { announceCells, cellAt, cellSide, DEFAULT_CELLS } from '../../src/dht/cells.js';
 import { checkAnnouncement, distanceToCell, justifiedCells, parseCellName } from '../../src/dht/plausibility.js';
+import { ownUncertaintyMs } from '../../src/dht/overlay-check.js';
+import type { PeerState } from '../../src/dht/peers.js';
 
 const c = (vec: number[], height = 1, error = 0.2): Coordinate => ({ vec: Float64Array.from(vec), height, error });
 
@@ -83,6 +85,68 @@ describe('checkCoordinateClaim', () => {
   it('validates its options', () => {
     expect(() => plausibilityOptions({ deflationRatio: 2 })).toThrow(/deflationRatio/);
     expect(() => plausibilityOptions({ minMeasurers: 0 })).toThrow(/minMeasurers/);
+  });
+});
+
+describe('witnesses whose own coordinates have not settled', () => {
+  // A world of 12 nodes: true positions, each node's Vivaldi coordinate off by
+  // N(0, sigma) per axis (unsettled: error 1.2), RTTs the truth stretched by up
+  // to 20 % plus event-loop lag. Node 0 is judged by witnesses 1–5, each
+  // reporting its own uncertainty as the witness service computes it (its
+  // median misfit against the RTTs it measured to the others).
+  function world(seed: number, scale: 'loopback' | 'internet', sigma: number) {
+    const rng = createRng(seed);
+    const n = 12;
+    const truth = Array.from({ length: n }, () =>
+      scale === 'loopback' ? c([uniform(rng, 0, 0.3), uniform(rng, 0, 0.3)], 0.05) : c([uniform(rng, -100, 100), uniform(rng, -100, 100)], uniform(rng, 1, 10)),
+    );
+    const lag = scale === 'loopback' ? 2 : 5;
+    const rtt = (i: number, j: number) => Math.min(...[0, 1].map(() => predictRtt(truth[i]!, truth[j]!) * uniform(rng, 1, 1.2) + exponential(rng, lag)));
+    const coord = truth.map((t) => c([t.vec[0]! + normal(rng, 0, sigma), t.vec[1]! + normal(rng, 0, sigma)], t.height + Math.abs(normal(rng, 0, sigma / 4)), 1.2));
+    const peerStates = (w: number): PeerState[] => coord.flatMap((co, i) => (i === w ? [] : [{ id: `n${i}`, coord: co, rttMs: rtt(w, i), seenAt: 0, crawler: true, down: false }]));
+    const witnesses: RttObservation[] = [1, 2, 3, 4, 5].map((w) => ({ measurer: `n${w}`, coord: coord[w]!, rttMs: rtt(w, 0), uncertaintyMs: ownUncertaintyMs(coord[w]!, peerStates(w), 'n0')! }));
+    const mine = coord[0]!;
+    return { witnesses, honest: c([...mine.vec], mine.height, 0.3), liar: c([mine.vec[0]! + 300, mine.vec[1]!], mine.height, 0.2) };
+  }
+  const runs = 200;
+  const judged = (scale: 'loopback' | 'internet', sigma: number) => {
+    let honestFlagged = 0;
+    let liarCaught = 0;
+    for (let s = 1; s <= runs; s++) {
+      const w = world(s * 7919 + sigma, scale, sigma);
+      if (checkCoordinateClaim(w.honest, w.witnesses).verdict === 'inconsistent') honestFlagged++;
+      if (checkCoordinateClaim(w.liar, w.witnesses).verdict === 'inconsistent') liarCaught++;
+    }
+    return { honestFlagged, liarCaught };
+  };
+
+  it('never flag an honest claim, however noisy their coordinates, on a LAN or on the Internet', () => {
+    for (const scale of ['loopback', 'internet'] as const) {
+      for (const sigma of [2, 20, 50, 150]) expect(judged(scale, sigma).honestFlagged, `${scale}, sigma ${sigma}`).toBe(0);
+    }
+  });
+  it('still tell the 1 ms they timed from the 300 ms a false claim predicts, while their own noise is well below it', () => {
+    expect(judged('loopback', 2).liarCaught).toBe(runs);
+    expect(judged('loopback', 20).liarCaught).toBeGreaterThanOrEqual(0.95 * runs);
+    expect(judged('internet', 20).liarCaught).toBeGreaterThanOrEqual(0.75 * runs);
+    // Witnesses hundreds of ms off (a loaded machine) cannot tell: no verdict against anyone.
+    expect(judged('loopback', 150).liarCaught).toBeLessThan(0.5 * runs);
+  });
+  it('counts a witness whose uncertainty is unknown as a settled one, and ignores invalid uncertainties', () => {
+    const w = world(1, 'loopback', 20);
+    const bare = w.witnesses.map(({ uncertaintyMs: _u, ...rest }) => rest);
+    // without their uncertainty these noisy witnesses frame the honest claim: why the checker drops unsettled witnesses that report none
+    expect(checkCoordinateClaim(w.honest, bare).verdict).toBe('inconsistent');
+    expect(checkCoordinateClaim(w.honest, w.witnesses.map((x) => ({ ...x, uncertaintyMs: -1 }))).verdict).toBe('insufficient');
+    expect(() => plausibilityOptions({ uncertaintyFactor: -1 })).toThrow(/uncertaintyFactor/);
+  });
+  it('a witness\'s uncertainty leaves out the crawler on trial and needs three others', () => {
+    const me = c([0, 0], 0);
+    const peer = (id: string, x: number, rttMs: number): PeerState => ({ id, coord: c([x, 0], 0), rttMs, seenAt: 0, crawler: true, down: false });
+    const peers = [peer('a', 10, 10), peer('b', 20, 25), peer('d', 30, 20), peer('liar', 300, 1)];
+    expect(ownUncertaintyMs(me, peers, 'liar')).toBe(5);
+    expect(ownUncertaintyMs(me, peers, 'nobody')).toBe(7.5);
+    expect(ownUncertaintyMs(me, peers.slice(0, 2), 'liar')).toBeUndefined();
   });
 });
 

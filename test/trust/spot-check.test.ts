@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../src/rng.js';
 import type { CrawlComparison, Verdict } from '../../src/manager/trust/compare.js';
-import { newReputation, spotCheckRate } from '../../src/manager/trust/reputation.js';
+import { newReputation, recordOutcome, spotCheckRate } from '../../src/manager/trust/reputation.js';
 import {
+  checkRate,
   checkScope,
+  drawIntroAt,
+  introPhase,
   checkWindow,
   decideSpotCheck,
   expectedHonestOverhead,
@@ -222,11 +225,68 @@ describe('overhead', () => {
     expect(verificationOverhead({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0 })).toBe(0);
   });
   it('for an honest volunteer starts at a new identity\'s rate and falls as it earns trust', () => {
+    // With the intro check (one in the first 10 tasks) and without it (the sampled 7.4 % from the first task).
+    expect(expectedHonestOverhead(500, undefined, { introTasks: 0 }).overhead[0]).toBeCloseTo(0.074, 12);
     const { overhead, trustedAfter } = expectedHonestOverhead(500);
-    expect(overhead[0]).toBeCloseTo(0.074, 12);
+    expect(overhead[0]).toBeCloseTo(0.1, 12);
+    expect(Math.max(...overhead)).toBeLessThanOrEqual(0.1 + 1e-12);
     expect(overhead[99]!).toBeLessThan(overhead[9]!);
     expect(overhead[499]!).toBeLessThan(0.05);
     expect(trustedAfter).not.toBeNull();
     expect(trustedAfter!).toBeLessThan(200);
+  });
+});
+
+describe('a new identity\'s intro check', () => {
+  const rec = (o: { tasks: number; introAt?: number; checked?: number }) => ({ ...newReputation('v', 0), ...o });
+  it('is to come before its drawn task, due from it until a check gives a verdict or three extra crawls were spent, then over', () => {
+    expect(introPhase(rec({ tasks: 3, introAt: 4 }))).toBe('before');
+    expect(introPhase(rec({ tasks: 4, introAt: 4 }))).toBe('due');
+    expect(introPhase(rec({ tasks: 9, introAt: 4, checked: 2 }))).toBe('due'); // two inconclusive checks: try again
+    expect(introPhase(rec({ tasks: 9, introAt: 4, checked: 3 }))).toBe('over');
+    const agreed = recordOutcome(rec({ tasks: 5, introAt: 4, checked: 1 }), { kind: 'agree', at: 1 }).record;
+    expect(introPhase(agreed)).toBe('over');
+    expect(introPhase(rec({ tasks: 5 }))).toBe('over'); // no intro drawn (introTasks 0, or an old record until its next task)
+    expect(introPhase(rec({ tasks: 1, introAt: 4 }), { introTasks: 0 })).toBe('over');
+  });
+  it('sets the rate: nothing sampled before it, every task when due, the reputation\'s after, and a suspect\'s whatever the intro', () => {
+    expect(checkRate(rec({ tasks: 3, introAt: 4 }))).toBe(0);
+    expect(checkRate(rec({ tasks: 4, introAt: 4 }))).toBe(1);
+    const after = recordOutcome(rec({ tasks: 5, introAt: 4, checked: 1 }), { kind: 'agree', at: 1 }).record;
+    expect(checkRate(after)).toBe(spotCheckRate(after));
+    const suspect = recordOutcome(rec({ tasks: 1, introAt: 8 }), { kind: 'coordinate', at: 1 }).record;
+    expect(checkRate(suspect)).toBe(1);
+  });
+  it('is drawn uniformly from the first introTasks tasks', () => {
+    const rng = createRng(5);
+    const counts = new Array<number>(11).fill(0);
+    for (let i = 0; i < 10_000; i++) counts[drawIntroAt(rng)!]!++;
+    expect(counts[0]).toBe(0);
+    for (let t = 1; t <= 10; t++) expect(counts[t]!).toBeGreaterThan(850);
+    expect(drawIntroAt(rng, { introTasks: 0 })).toBeUndefined();
+  });
+  it('checks every forger within its first 10 tasks (sampling alone: about half of them), for the same expected cost', () => {
+    const firstCheck = (introTasks: number, seed: number): number[] => {
+      const rng = createRng(seed);
+      const out: number[] = [];
+      for (let v = 0; v < 2000; v++) {
+        let r: ReturnType<typeof newReputation> = { ...newReputation(`v${v}`, 0), introAt: drawIntroAt(rng, { introTasks }) };
+        for (let t = 1; t <= 200; t++) {
+          r = { ...r, tasks: t };
+          if (rng.next() < checkRate(r, undefined, { introTasks })) {
+            out.push(t);
+            break;
+          }
+        }
+      }
+      return out;
+    };
+    const withIntro = firstCheck(10, 1);
+    expect(withIntro.length).toBe(2000);
+    expect(Math.max(...withIntro)).toBeLessThanOrEqual(10);
+    const sampled = firstCheck(0, 1);
+    const within10 = sampled.filter((t) => t <= 10).length / 2000;
+    expect(within10).toBeGreaterThan(0.45);
+    expect(within10).toBeLessThan(0.62); // 1 − 0.926^10 = 0.54
   });
 });

@@ -80,6 +80,9 @@ export interface ReputationRecord {
   tasksAtHold?: number;
   /** Extra crawls (second and third) spent checking its tasks. */
   checked?: number;
+  /** Which of its first tasks gets its introductory check (spot-check.ts's
+   * introPhase), drawn when it is first seen and never shown in the API. */
+  introAt?: number;
 }
 
 const holdSchema = z.object({ since: z.number().finite(), reason: z.string().max(500), by: z.string().max(200) });
@@ -102,6 +105,7 @@ export const reputationRecordSchema = z.object({
   tasks: z.number().int().nonnegative().optional(),
   tasksAtHold: z.number().int().nonnegative().optional(),
   checked: z.number().int().nonnegative().optional(),
+  introAt: z.number().int().positive().optional(),
 });
 
 /** Validates a stored record (e.g. read back from LevelDB); throws with the field at fault. */

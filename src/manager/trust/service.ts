@@ -19,8 +19,8 @@ import { ValidationError, NotFoundError } from '../errors.js';
 import type { ServiceCore } from '../services/core.js';
 import { compareOptions, DEFAULT_COMPARE, type CompareOptions } from './compare.js';
 import { reputationOptions, type ReputationOptions } from './reputation-options.js';
-import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, spotCheckRate, summarise, unban, type Outcome, type ReputationRecord, type ReputationSummary, type VolunteerStatus } from './reputation.js';
-import { decideSpotCheck, DEFAULT_SPOT_CHECK, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
+import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, summarise, unban, type Outcome, type ReputationRecord, type ReputationSummary, type VolunteerStatus } from './reputation.js';
+import { checkRate, decideSpotCheck, DEFAULT_SPOT_CHECK, drawIntroAt, introPhase, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
 import { TrustChecks, type TrustNetwork } from './checks.js';
 import { lossStandsOut } from './loss.js';
 import { storedCrawlView } from './views.js';
@@ -241,6 +241,10 @@ export class TrustService {
     const first = !this.records.has(from);
     const rec = { ...this.record(from) };
     rec.tasks = (rec.tasks ?? 0) + 1;
+    if (rec.introAt === undefined) {
+      const at = drawIntroAt(this.rng, this.spot);
+      if (at !== undefined) rec.introAt = at;
+    }
     const { repos } = this.core;
     this.counters.primary++;
     const success = r.status === 'completed' || r.status === 'page-cap' || r.status === 'deadline';
@@ -265,11 +269,12 @@ export class TrustService {
         sinceLastCrawlMinutes: null,
         ratePerMinute,
       },
-      mayWork(rec) ? Math.max(this.minRate, spotCheckRate(rec, this.rep)) : 0,
+      mayWork(rec) ? Math.max(this.minRate, checkRate(rec, this.rep, this.spot)) : 0,
       this.rng,
       this.spot,
     );
     if (!decision.check || !success) return;
+    const reason = decision.reason === 'sampled' && introPhase(rec, this.spot) === 'due' ? 'intro' : decision.reason;
     // One check of a volunteer's work at a time: while one is in flight its verdict is
     // still to come, and a volunteer on probation or caught in an anomaly (every task
     // checked) would otherwise get a check for each task it finishes meanwhile — most
@@ -279,7 +284,7 @@ export class TrustService {
       return;
     }
     const subject = await storedCrawlView(repos, ch.id, { id: t.id, issuedAt: t.issuedAt, holder: from, status: r.status as TaskStatus, receivedAt: f.receivedAt, interSiteUrls: r.interSiteUrls });
-    await this.checks.start(ch, subject, decision.reason, ratePerMinute);
+    await this.checks.start(ch, subject, reason, ratePerMinute);
   }
 
   /** TaskService hook: a task a volunteer accepted was lost (deadline passed without its upload). */
