@@ -22,6 +22,10 @@
 // and the router's owner hears of every verdict (the manager turns them into
 // overlay-ledger outcomes in its reputation: src/manager/trust).
 //
+// A witness also reports how far its own coordinate may be off, in ms
+// (ownUncertaintyMs): one whose coordinate has not settled still votes, with
+// its bounds widened by that (plausibility.ts), but never places the crawler.
+//
 // Verification runs in the background: a candidate not yet judged is used
 // (a network of a handful of crawlers could not route otherwise), and a
 // verdict is cached for `ttlMs`. Witnesses are volunteers, so they may lie;
