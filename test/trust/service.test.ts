@@ -233,6 +233,26 @@ describe('trust service in a real manager', () => {
     for (const id of [V1, V2, sent[0]!.peer, sent[1]!.peer]) expect(m.trust.record(id).totals.disagree, id).toBe(0);
   });
 
+  it('at the default rate a new forger\'s work is checked within its first 10 tasks (the intro check), never a crawl with no live page', async () => {
+    await m.close();
+    m = await open({ trust: { seed: 11 } });
+    // Crawls that stopped before a live page: never drawn, whatever the intro says.
+    for (let i = 0; i < 10; i++) {
+      clock.advance(7 * 86_400_000);
+      const [t] = await m.tasks.issueDue();
+      clock.advance(1000);
+      await m.ingest.ingest(upload(t!.task, { ...resultFor(t!.task, [], { at: clock.now() }), status: 'deadline' }), F);
+    }
+    expect(sent.length).toBe(0);
+    let tasks = 0;
+    while (sent.length === 0 && tasks < 10) {
+      clock.advance(7 * 86_400_000);
+      await crawl(F, pages(1), true);
+      tasks++;
+    }
+    expect(sent.length, 'checks sent within its first 10 tasks with pages').toBe(1);
+    expect(m.trust.counters.byReason.intro).toBe(1);
+  });
   it('a new identity starts untrusted and is checked more than one that earned trust; operators ban and lift', async () => {
     for (let i = 0; i < 20; i++) {
       clock.advance(7 * 86_400_000);

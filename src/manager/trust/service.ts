@@ -274,6 +274,10 @@ export class TrustService {
       this.spot,
     );
     if (!decision.check || !success) return;
+    // A crawl that stopped (deadline, page cap) before it saw a live page leaves
+    // nothing to compare: its check could only end inconclusive (in the benchmark
+    // under load, a forger's three intro checks did, and it went unchecked for 38 tasks).
+    if (t.livePages === 0 && decision.reason !== 'anomaly-empty') return;
     const reason = decision.reason === 'sampled' && introPhase(rec, this.spot) === 'due' ? 'intro' : decision.reason;
     // One check of a volunteer's work at a time: while one is in flight its verdict is
     // still to come, and a volunteer on probation or caught in an anomaly (every task
