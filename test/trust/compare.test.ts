@@ -149,6 +149,16 @@ describe('compareCrawls', () => {
     expect(cmp.weight).toBe(0.5);
   });
 
+  it('an incremental crawl is judged on the pages the manager knew: it does not parse unchanged pages, so it cannot reach the rest', () => {
+    // The channel's first crawl hit its deadline after 3 pages; the known list held those 3 ever since.
+    const known = [url(0), url(1), url(2)];
+    const incremental = crawl('a', T0, honest('a', T0).pages.slice(0, 3), { known });
+    expect(compareCrawls(incremental, honest('b', T0 + MIN), SLOW).verdict).toBe('agree');
+    // Acknowledged and not crawled is still caught on those pages, and a crawl from scratch on all of them.
+    expect(compareCrawls(crawl('a', T0, [], { known }), honest('b', T0 + MIN), SLOW).disagreements).toEqual([expect.objectContaining({ reason: 'not-crawled', side: 'a' })]);
+    expect(compareCrawls(crawl('a', T0, honest('a', T0).pages.slice(0, 3), { known: [] }), honest('b', T0 + MIN), SLOW).disagreements).toEqual([expect.objectContaining({ reason: 'not-crawled', side: 'a' })]);
+  });
+
   it('acknowledged but never crawled: a failure claimed while the other crawl found the pages', () => {
     const cmp = compareCrawls(crawl('a', T0, [], { status: 'failed' }), honest('b', T0 + MIN), SLOW);
     expect(cmp.disagreements).toEqual([expect.objectContaining({ reason: 'failure-claim', side: 'a' })]);

@@ -60,6 +60,13 @@ export interface CrawlView {
   /** The URLs this crawl was asked to fetch directly (a sampled verification
    * task, depth 0). Absent for a crawl of the whole channel. */
   targets?: readonly string[];
+  /** The pages of the channel the manager knew when it judged this crawl (its
+   * store's, this crawl's own included). A crawler does not parse a page whose
+   * digest it was given and finds unchanged (its links are the ones found last
+   * time), so an incremental crawl reaches what the known list holds and what
+   * changed pages link to: its coverage is judged on these pages alone. Absent
+   * or empty: a crawl from scratch, judged on everything the other found. */
+  known?: readonly string[];
 }
 
 /** The channel's change history, as the manager's estimator gives it. */
@@ -360,10 +367,23 @@ export function compareCrawls(a: CrawlView, b: CrawlView, change: ChangeModel, o
       disagreements.push({ reason: 'not-crawled', side, detail: `${side} is missing ${missing} of the ${otherFound} pages the other crawl found` });
     }
   };
-  const foundA = counts['missing-b'] + sorted.length - counts['missing-a'] - counts['missing-b'];
-  const foundB = counts['missing-a'] + sorted.length - counts['missing-a'] - counts['missing-b'];
-  coverage(a, 'a', counts['missing-a'], foundB, foundA);
-  coverage(b, 'b', counts['missing-b'], foundA, foundB);
+  // Each side's coverage over the pages it could be expected to reach (`known`).
+  const reach = (self: CrawlView, side: 'a' | 'b'): void => {
+    const known = self.known !== undefined && self.known.length > 0 ? new Set(self.known) : null;
+    const [mine, theirs] = side === 'a' ? [ea, eb] : [eb, ea];
+    let missing = 0;
+    let otherFound = 0;
+    let ownFound = 0;
+    for (const u of sorted) {
+      if (known !== null && !known.has(u)) continue;
+      if (theirs.has(u)) otherFound++;
+      if (mine.has(u)) ownFound++;
+      else missing++;
+    }
+    coverage(self, side, missing, otherFound, ownFound);
+  };
+  reach(a, 'a');
+  reach(b, 'b');
 
   // Inter-site links only one crawl reported, when both crawled the whole
   // channel and the pages barely changed in between.

@@ -15,12 +15,15 @@ export async function storedCrawlView(
   channel: string,
   t: { id: string; issuedAt: number; holder: string; status: CrawlView['status']; receivedAt: number; interSiteUrls: readonly string[] },
 ): Promise<CrawlView> {
-  const latest = (await repos.pages.latest(channel)).filter((p) => p.latest.lastTask === t.id);
+  const all = await repos.pages.latest(channel);
+  const latest = all.filter((p) => p.latest.lastTask === t.id);
   const validators = latest.map((p) => ({ url: p.url, digest: p.latest.digest }));
   const wanted = latest.filter((p) => p.latest.version > 0).map((p) => ({ url: p.url, version: p.latest.version }));
   const versions = (await repos.pages.versionsWithText(channel, wanted)).filter((v) => v.taskId === t.id);
   const pages: PageView[] = versions.map((v) => ({ url: v.url, digest: v.digest, text: v.text, ...(v.title !== undefined ? { title: v.title } : {}), bytes: v.bytes, noindex: v.noindex, fetchedAt: v.fetchedAt }));
-  return { volunteer: t.holder, taskId: t.id, status: t.status, issuedAt: t.issuedAt, receivedAt: t.receivedAt, pages, validators, interSiteUrls: [...t.interSiteUrls] };
+  // The pages the manager knows of the channel (what an incremental crawl could reach: compare.ts's `known`).
+  const known = all.map((p) => p.url);
+  return { volunteer: t.holder, taskId: t.id, status: t.status, issuedAt: t.issuedAt, receivedAt: t.receivedAt, pages, validators, interSiteUrls: [...t.interSiteUrls], known };
 }
 
 /** Upload parts of a check crawl, merged as they arrive. */
