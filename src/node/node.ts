@@ -209,9 +209,6 @@ export class VolunteerNode {
       adaptive: { ...o.coordPace, ...(o.coordMaxIntervalMs !== undefined ? { maxIntervalMs: o.coordMaxIntervalMs } : {}) },
       neighbours: o.neighbours,
       minWindow: o.coordMinWindow,
-      // As libp2p's own timeouts scale (libp2p.ts): a probe that gave up
-      // before the handshake under it finished threw the connection away.
-      timeoutMs: 10_000 * (o.timeoutScale ?? 1),
       log: o.log,
     });
     this.witness = new WitnessService({ libp2p, peers: this.peers, vivaldi: claimed, log: o.log });

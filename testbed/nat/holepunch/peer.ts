@@ -58,6 +58,12 @@ hp.addEventListener('punch:success', (e) => {
   events.push({ ev: 'success', ...rest, remoteAddr: connection.remoteAddr.toString() });
 });
 hp.addEventListener('punch:failure', (e) => events.push({ ev: 'failure', ...e.detail }));
+// What a test that saw no punch event prints of this peer (the forced-symmetric
+// case saw none, intermittently under CI load): did the relayed connection
+// open, and did identify run over it (the punch starts from identify's topology)?
+const trace = (o: object): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
+node.addEventListener('connection:open', (e) => trace({ ev: 'conn', peer: e.detail.remotePeer.toString(), dir: e.detail.direction, limited: e.detail.limits !== undefined }));
+node.addEventListener('peer:identify', (e) => trace({ ev: 'identify', peer: e.detail.peerId.toString(), punch: e.detail.protocols.some((p) => p.includes('holepunch')) }));
 
 async function body(req: IncomingMessage): Promise<Record<string, string>> {
   let text = '';
