@@ -16,6 +16,7 @@ import type { Libp2p } from '@libp2p/interface';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import type { Rng } from '../rng.js';
 import type { PeerTable } from './peers.js';
+import { BackoffLoop } from './backoff-loop.js';
 
 export interface PeerKeeperOptions {
   libp2p: Libp2p;
@@ -40,32 +41,22 @@ export interface PeerKeeperOptions {
 }
 
 export class PeerKeeper {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running = false;
-  private gap: number;
+  private readonly loop: BackoffLoop;
   /** Refills started (a figure for tests and status). */
   refills = 0;
   /** Peers brought back or met by refills. */
   regained = 0;
 
   constructor(private readonly o: PeerKeeperOptions) {
-    this.gap = o.checkMs ?? 5_000;
+    this.loop = new BackoffLoop(() => this.check(), o.checkMs ?? 5_000, o.maxBackoffMs ?? 60_000);
   }
 
   start(): void {
-    this.running = true;
-    this.schedule(this.o.checkMs ?? 5_000);
+    this.loop.start();
   }
 
   stop(): void {
-    this.running = false;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
-
-  private schedule(ms: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => void this.check(), ms);
-    this.timer.unref?.();
+    this.loop.stop();
   }
 
   /** Whether the node is short of connections or of known crawlers. */
@@ -73,20 +64,15 @@ export class PeerKeeper {
     return this.o.libp2p.getConnections().length < this.o.minConnections || this.o.peers.crawlers().length < this.o.minCrawlers;
   }
 
-  private async check(): Promise<void> {
-    const checkMs = this.o.checkMs ?? 5_000;
-    if (!this.short()) {
-      this.gap = checkMs;
-      return this.schedule(checkMs);
-    }
-    let gained = 0;
+  /** True when the node is not short or a refill met someone. */
+  private async check(): Promise<boolean> {
+    if (!this.short()) return true;
     try {
-      gained = await this.refill();
+      return (await this.refill()) > 0;
     } catch (err) {
       this.o.log?.debug({ err: String(err) }, 'refill failed');
+      return false;
     }
-    this.gap = gained > 0 ? checkMs : Math.min(this.o.maxBackoffMs ?? 60_000, this.gap * 2);
-    this.schedule(this.gap);
   }
 
   /** One refill; returns how many peers answered. */

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { VolcrawlLibp2p } from '../dht/libp2p.js';
+import { BackoffLoop } from '../dht/backoff-loop.js';
 
 export interface ManagerLinkOptions {
   libp2p: VolcrawlLibp2p;
@@ -25,64 +26,49 @@ export interface ManagerLinkOptions {
 }
 
 export class ManagerLink {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running = false;
-  private backoff: number;
+  private readonly loop: BackoffLoop;
   private lost = false;
   /** Reconnections made (a status figure). */
   reconnects = 0;
 
   constructor(private readonly o: ManagerLinkOptions) {
-    this.backoff = o.checkMs ?? 5_000;
+    this.loop = new BackoffLoop(() => this.check(), o.checkMs ?? 5_000, o.maxBackoffMs ?? 60_000);
   }
 
   start(): void {
-    this.running = true;
-    this.schedule(this.o.checkMs ?? 5_000);
+    this.loop.start();
   }
 
   stop(): void {
-    this.running = false;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
-
-  private schedule(ms: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => void this.check(), ms);
-    this.timer.unref?.();
+    this.loop.stop();
   }
 
   private connected(): boolean {
     return this.o.libp2p.getConnections(peerIdFromString(this.o.manager)).length > 0;
   }
 
-  private async check(): Promise<void> {
-    const checkMs = this.o.checkMs ?? 5_000;
+  /** True when connected or reconnected. */
+  private async check(): Promise<boolean> {
     if (this.connected()) {
       this.lost = false;
-      this.backoff = checkMs;
-      return this.schedule(checkMs);
+      return true;
     }
     if (!this.lost) {
       this.lost = true;
       this.o.log.warn({ manager: this.o.manager }, 'lost the connection to the manager; reconnecting');
     }
-    if (await this.redial()) {
-      this.reconnects++;
-      this.lost = false;
-      this.backoff = checkMs;
-      this.o.log.info({ manager: this.o.manager }, 'reconnected to the manager');
-      return this.schedule(checkMs);
-    }
-    this.backoff = Math.min(this.o.maxBackoffMs ?? 60_000, this.backoff * 2);
-    this.schedule(this.backoff);
+    if (!(await this.redial())) return false;
+    this.reconnects++;
+    this.lost = false;
+    this.o.log.info({ manager: this.o.manager }, 'reconnected to the manager');
+    return true;
   }
 
   private async redial(): Promise<boolean> {
     const own = this.o.bootstrap.filter((a) => a.getComponents().some((c) => c.name === 'p2p' && c.value === this.o.manager));
     const targets: (Multiaddr | ReturnType<typeof peerIdFromString>)[] = [...own, peerIdFromString(this.o.manager)];
     for (const t of targets) {
-      if (!this.running) return false;
+      if (!this.loop.running) return false;
       try {
         await this.o.libp2p.dial(t, { signal: AbortSignal.timeout(this.o.dialTimeoutMs ?? 15_000) });
         return true;
