@@ -1,4 +1,10 @@
-// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--populate-only] [--keep] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive] [--smaps]
+// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--populate-only] [--keep] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive] [--smaps] [--malloc-arena-max N|default]
+//
+// glibc's malloc arenas as the installed `dht-manager` has them (src/manager/dht-manager.sh
+// sets MALLOC_ARENA_MAX=2 unless the caller set a value): glibc reads the variable only
+// when a process starts, so on Linux the benchmark starts itself again with it when its
+// environment differs (the parent only waits; getrusage's peak is the child's own).
+// `--malloc-arena-max default` measures glibc's own limit (8 per core).
 //
 // The manager without the network, on a real LevelDB:
 //   1. populate: N channels through the channel service's addMany (validated, batched);
@@ -27,6 +33,7 @@
 // default), so its memory should not grow with N.
 // Targets (issue 15): ≥ 20 000 tasks/s, ≥ 3 000 pages/s, peak RSS ≤ 400 MB at 3 M channels
 // and within 100 MB of the RSS at 300 000, restart ≤ 5 s.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,8 +62,22 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     'populate-only': { type: 'boolean', default: false },
     smaps: { type: 'boolean', default: false },
+    'malloc-arena-max': { type: 'string' },
   },
 });
+/** As src/manager/dht-manager.sh: the caller's MALLOC_ARENA_MAX (an empty one counts as unset), else 2. */
+const arenas = values['malloc-arena-max'] ?? (process.env.MALLOC_ARENA_MAX || '2');
+if (!/^([1-9]\d{0,3}|default)$/.test(arenas)) {
+  console.error('--malloc-arena-max must be a positive integer or "default"');
+  process.exit(2);
+}
+if (process.platform === 'linux' && (process.env.MALLOC_ARENA_MAX ?? 'default') !== arenas) {
+  const env = { ...process.env };
+  if (arenas === 'default') delete env.MALLOC_ARENA_MAX;
+  else env.MALLOC_ARENA_MAX = arenas;
+  const child = spawnSync(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env });
+  process.exit(child.status ?? 1);
+}
 const N = Number(values.channels);
 if (!Number.isInteger(N) || N < 100) {
   console.error('--channels must be an integer ≥ 100');
@@ -285,6 +306,7 @@ async function main() {
     ...(archive ?? {}),
     loadAverage: +loadavg()[0]!.toFixed(2),
     cpus: cpus().length,
+    mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? 'default',
     warc: warc !== null,
     restartWithTasksSeconds: +restartWithTasksSeconds.toFixed(2),
     peakRssMb: Math.round(peak),

@@ -7,7 +7,9 @@
 //   brk     the main thread's malloc arena ([heap]);
 //   anon    every other anonymous mapping: V8's heaps (this isolate's heapTotal and
 //           the worker threads' isolates), large malloc blocks, thread stacks;
-//   files   mapped files (the node binary and libraries, LevelDB's tables).
+//   files   mapped files (the node binary and libraries, LevelDB's tables);
+//   tables  the part of `files` that is LevelDB's table files (*.ldb, *.sst), which
+//           LevelDB maps to read them (up to 1 000 at once; see docs/manager.md).
 import { readFileSync } from 'node:fs';
 
 export interface NativeMemory {
@@ -15,6 +17,7 @@ export interface NativeMemory {
   brk: number;
   anon: number;
   files: number;
+  tables: number;
 }
 
 const ARENA = 1n << 26n;
@@ -37,15 +40,17 @@ export function nativeMemory(): NativeMemory | null {
     const r = /^Rss:\s+(\d+) kB/.exec(line);
     if (r !== null && regions.length > 0) regions[regions.length - 1]!.rssKb = Number(r[1]);
   }
-  const kb = { arenas: 0, brk: 0, anon: 0, files: 0 };
+  const kb = { arenas: 0, brk: 0, anon: 0, files: 0, tables: 0 };
   regions.forEach((r, i) => {
-    if (r.name.startsWith('/')) kb.files += r.rssKb;
-    else if (r.name === '[heap]') kb.brk += r.rssKb;
+    if (r.name.startsWith('/')) {
+      kb.files += r.rssKb;
+      if (/\.(ldb|sst)( \(deleted\))?$/.test(r.name)) kb.tables += r.rssKb;
+    } else if (r.name === '[heap]') kb.brk += r.rssKb;
     else if (r.name === '' && r.start % ARENA === 0n && arenaSize(r, regions[i + 1]) === ARENA) kb.arenas += r.rssKb;
     else kb.anon += r.rssKb;
   });
   const mb = (x: number) => Math.round(x / 1024);
-  return { arenas: mb(kb.arenas), brk: mb(kb.brk), anon: mb(kb.anon), files: mb(kb.files) };
+  return { arenas: mb(kb.arenas), brk: mb(kb.brk), anon: mb(kb.anon), files: mb(kb.files), tables: mb(kb.tables) };
 }
 
 function arenaSize(r: { start: bigint; end: bigint }, next: { start: bigint; end: bigint; reserved: boolean } | undefined): bigint {
