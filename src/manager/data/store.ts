@@ -16,6 +16,13 @@ export type BatchOp = { type: 'put'; key: string; value: unknown; valueEncoding?
 /** LevelDB's memtable size (see Store.open). */
 export const WRITE_BUFFER_BYTES = 8 * 1024 * 1024;
 
+/** Where LevelDB cuts a compaction's output into table files (its default; was 8 MB). LevelDB
+ * maps the table files it reads, and a compaction reads its inputs whole — up to 25 files'
+ * worth, plus up to 10 of the next level — so the mapped tables counted in RSS while one runs
+ * follow this size: 90–110 MB at 3 M channels with 8 MB files, ≈ 25 MB with 2 MB
+ * (docs/manager.md, "Lowering the peak (session 6)"). A memtable flush still writes one file. */
+export const MAX_FILE_BYTES = 2 * 1024 * 1024;
+
 /** Past the last key of a range: '\uffff' sorts after every character a key uses. */
 const END = '\uffff';
 
@@ -47,7 +54,7 @@ export class Store {
     // would flush (and stall writers on level-0 files) every ~200 pages; 32 MB cost ≈ 50 MB
     // more RSS than 8 MB (two memtables while one flushes, and glibc keeping what they
     // freed), for an ingest rate that could not be told apart under load (docs/manager.md).
-    const db = new Level<string, unknown>(dir, { valueEncoding: 'json', writeBufferSize: WRITE_BUFFER_BYTES, maxFileSize: 8 * 1024 * 1024 });
+    const db = new Level<string, unknown>(dir, { valueEncoding: 'json', writeBufferSize: WRITE_BUFFER_BYTES, maxFileSize: MAX_FILE_BYTES });
     try {
       await db.open();
     } catch (err) {
