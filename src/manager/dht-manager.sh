@@ -6,8 +6,8 @@
 #
 # Why: glibc gives each thread that allocates an arena of its own (up to 8 per core),
 # and each arena keeps what was freed in it: LevelDB's and libuv's threads and the WARC
-# worker threads left 90–120 MB there at the manager's peak; with 2 arenas that is
-# ≈ 20 MB, for no throughput cost measured (docs/manager.md, "Memory"). glibc reads
+# worker threads left 88–122 MB there at the manager's peaks, 22–45 MB with 2 arenas
+# (peak RSS 0.83–0.95× in nine pairs; docs/manager.md, "Lowering the peak (session 6)"). glibc reads
 # the setting only when a process starts, so it cannot be set from inside node; a
 # service that starts `node …/cli.js` itself sets it in its unit
 # (systemd: Environment=MALLOC_ARENA_MAX=2). C libraries other than glibc ignore it.
