@@ -108,6 +108,10 @@ export class CoordService {
   readonly neighbours: NeighbourSet;
   /** Accepted Vivaldi samples. */
   samples = 0;
+  /** Probes refused because the only connection to the peer was relayed (its RTT is not the path's: issue #16). */
+  relayedProbesRefused = 0;
+  /** Samples accepted although the probe ran over a relayed connection: must stay 0 (what nat-check reports). */
+  relayedSamples = 0;
   probesOk = 0;
   probesFailed = 0;
 
@@ -273,7 +277,7 @@ export class CoordService {
 
   /** Measures the RTT to `peer`, learns its coordinate and load, updates Vivaldi. */
   async probe(peer: string): Promise<number> {
-    const { reply, rttMs } = await this.request(peer, 'probe');
+    const { reply, rttMs, relayed } = await this.request(peer, 'probe');
     // Queueing only ever adds delay: Vivaldi gets the minimum of the last few
     // samples to this peer (as ping's min RTT), not the latest — but only of
     // samples from the last `windowMs`, so an RTT that grew (a peer moved)
@@ -294,7 +298,10 @@ export class CoordService {
       const remote = fromWireCoord(reply.coord);
       // The pace judges the sample against the prediction made before it counts.
       this.pace.observe(predictRtt(viv.coord, remote), best);
-      if (viv.update(remote, best, peer)) this.samples++;
+      if (viv.update(remote, best, peer)) {
+        this.samples++;
+        if (relayed) this.relayedSamples++;
+      }
       if (!this.settledOnce && this.pace.intervalMs >= this.pace.opts.maxIntervalMs) {
         this.settledOnce = true;
         this.o.log?.info({ samples: this.samples, error: viv.coord.error, probeEveryMs: this.pace.intervalMs }, 'coordinate settled');
@@ -313,7 +320,7 @@ export class CoordService {
     await this.request(peer, 'bye', 2_000).catch(() => undefined);
   }
 
-  private async request(peer: string, t: 'probe' | 'info' | 'bye', timeout?: number): Promise<{ reply: CoordReply; rttMs: number }> {
+  private async request(peer: string, t: 'probe' | 'info' | 'bye', timeout?: number): Promise<{ reply: CoordReply; rttMs: number; relayed: boolean }> {
     const timeoutMs = timeout ?? this.o.timeoutMs ?? 10_000;
     let pid: PeerId;
     try {
@@ -322,9 +329,18 @@ export class CoordService {
       throw new Error(`bad peer id ${peer}`);
     }
     let stream: Stream;
+    // The connection the stream runs on, seen as libp2p opens the stream: whether the sample is relayed is read
+    // from it, not assumed from libp2p's refusal of limited connections.
+    let relayed = false;
+    const onProgress = (e: { type: string; detail?: unknown }): void => {
+      if (e.type !== 'connection:open-stream') return;
+      const c = (e.detail as { connection?: Connection } | undefined)?.connection;
+      if (c !== undefined) relayed = c.limits !== undefined || c.remoteAddr.toString().includes('/p2p-circuit');
+    };
     try {
-      stream = await this.o.libp2p.dialProtocol(pid, COORD_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
+      stream = await this.o.libp2p.dialProtocol(pid, COORD_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs), onProgress });
     } catch (err) {
+      if (t === 'probe' && (err as Error).name === 'LimitedConnectionError') this.relayedProbesRefused++;
       this.o.peers.markDown(peer);
       if ((err as Error).name === 'UnsupportedProtocolError') this.o.peers.note(peer, { crawler: false });
       throw err;
@@ -345,7 +361,7 @@ export class CoordService {
         rttMs: t === 'probe' ? rttMs : undefined,
       });
       await ch.close();
-      return { reply, rttMs };
+      return { reply, rttMs, relayed };
     } catch (err) {
       ch.abort('probe failed');
       throw err;

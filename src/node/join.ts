@@ -20,6 +20,7 @@ import { loadTestPlugin } from './test-plugin.js';
 import { formatNatStatus, natNodeService, natPuller, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
 import { RotatingFile } from './log-file.js';
 import { OwnerControl } from './owner-service.js';
+import type { NetworkStatus } from './owner-status.js';
 import { Libp2pTraffic } from '../dht/traffic.js';
 import { BlockedHosts, blockAwareRunner, blockAwareSink } from './owner-blocks.js';
 import type { PrefsOverrides } from './prefs.js';
@@ -139,6 +140,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     log,
     manager: flags.manager,
     reach: () => nat?.reach(),
+    network: () => network?.(),
     onOperatorConfig: (cfg) => {
       const ua = cfg.contactUrl !== null ? userAgentWithContact(cfg.contactUrl) : undefined;
       if (ua !== operator.userAgent) log.info({ contactUrl: cfg.contactUrl }, "the operator's contact URL (signed by the manager) goes into the User-Agent");
@@ -149,6 +151,7 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
   log.info({ identity: path, created }, created ? 'created a new identity' : 'loaded identity');
   const plugin = await loadTestPlugin(log);
   let nat: NatService | undefined; // behind NAT (not --lan): reachability, relays, the hole punch
+  let network: (() => NetworkStatus) | undefined; // for the owner's status (and nat-check)
   let timer: ReturnType<typeof setInterval> | undefined;
   // Signals are taken from before the node starts: 'node started' is logged
   // before start() returns, and a SIGTERM in that gap would otherwise kill the
@@ -189,7 +192,13 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
           getConnections: (peer) => n.libp2p.getConnections(peer),
         }, { ...(flags.relayReservations !== undefined ? { reservations: flags.relayReservations } : {}), onReachChange: () => owner.reachChanged() });
         // Nobody can dial a NATed node without a relay: it pulls its tasks (src/dht/task-pull.ts).
-        return [...(nat !== undefined ? [nat, natPuller(n, nat, flags.manager, log)] : []), owner.service(n)];
+        const puller = nat !== undefined ? natPuller(n, nat, flags.manager, log) : undefined;
+        network = () => ({
+          ...(nat !== undefined ? { reach: nat.reach(), nat: nat.status() } : {}),
+          ...(puller !== undefined ? { tasksPulled: puller.accepted } : {}),
+          coordinates: { samples: n.coords.samples, relayedProbesRefused: n.coords.relayedProbesRefused, relayedSamples: n.coords.relayedSamples },
+        });
+        return [...(nat !== undefined && puller !== undefined ? [nat, puller] : []), owner.service(n)];
       },
       maxConnections: flags.maxConnections,
       coordIntervalMs: flags.coordInterval,
@@ -210,7 +219,10 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
       process.stderr.write(`\r\x1b[2K${paused}${formatStatus(node.status(), (process.stderr.columns ?? 120) - paused.length)}${nat !== undefined ? ` | ${formatNatStatus(nat.status())}` : ''}`);
     }, 1000);
   } else {
-    timer = setInterval(() => log.info({ status: node.status(), paused: owner.paused, ...(nat !== undefined ? { nat: nat.status() } : {}) }, 'status'), 60_000);
+    timer = setInterval(() => {
+      const natStatus = nat?.status();
+      log.info({ status: node.status(), paused: owner.paused, ...(natStatus !== undefined ? { nat: { ...natStatus, punchedPeers: natStatus.punchedPeers.length } } : {}) }, 'status');
+    }, 60_000);
     timer.unref();
   }
   await stopped;

@@ -58,16 +58,25 @@ export interface NatStatus {
   punchFailed: number;
   /** Nobody can dial this node: it pulls its tasks. */
   pull: boolean;
+  /** Peers a punch reached (most recent last, at most PUNCHED_PEERS_KEPT). */
+  punchedPeers: string[];
 }
+
+/** Peers kept in the status's punched list. */
+const PUNCHED_PEERS_KEPT = 64;
 
 export class NatService {
   readonly name = 'nat';
   private readonly onChange = (e: CustomEvent<Reachability>): void => void this.apply(e.detail);
   private readonly onPunch = (e: CustomEvent<PunchSuccess>): void => {
     this.o.log.info({ peer: e.detail.peer, role: e.detail.role, ms: e.detail.ms, remote: e.detail.remote }, 'hole punched: direct connection');
+    this.punchedPeers.delete(e.detail.peer);
+    this.punchedPeers.add(e.detail.peer);
+    if (this.punchedPeers.size > PUNCHED_PEERS_KEPT) this.punchedPeers.delete(this.punchedPeers.values().next().value!);
     this.reachChanged();
   };
   private lastReach: ReachKind | undefined;
+  private readonly punchedPeers = new Set<string>();
   private natType = 'unknown';
   private readonly onMapping = (e: CustomEvent<PunchMapping>): void => {
     if (e.detail.natType === this.natType) return;
@@ -112,7 +121,7 @@ export class NatService {
     const r = this.o.reachability.current();
     const hp = this.o.holePunch?.stats();
     const failed = hp === undefined ? 0 : Object.values(hp.failures).reduce((s, n) => s + n, 0);
-    return { reachability: r.state, direct: r.direct, relays: r.relays.length, natType: hp?.natType ?? 'unknown', punched: hp?.successes ?? 0, punchFailed: failed, pull: this.pullMode() };
+    return { reachability: r.state, direct: r.direct, relays: r.relays.length, natType: hp?.natType ?? 'unknown', punched: hp?.successes ?? 0, punchFailed: failed, pull: this.pullMode(), punchedPeers: [...this.punchedPeers] };
   }
 
   /** Nobody can dial this node (no direct address, no relay): it pulls its tasks (src/dht/task-pull.ts). */

@@ -18,7 +18,7 @@ import type { NodeService, VolunteerNode } from './node.js';
 import { linuxProbes, type OsProbes } from './os-probe.js';
 import { OwnerReport } from './owner-report.js';
 import type { OperatorConfig, ReachKind } from '../dht/volunteer-state.js';
-import type { OwnerStatus } from './owner-status.js';
+import type { NetworkStatus, OwnerStatus } from './owner-status.js';
 import { describePrefs, prefsPath, setPrefInFile, type Prefs, type PrefsOverrides } from './prefs.js';
 import { PrefsWatcher } from './prefs-watch.js';
 import { decideRunState, initialMemory, ownerPause, ownerResume, type PolicyMemory, type RunDecision } from './run-policy.js';
@@ -51,6 +51,8 @@ export interface OwnerControlOptions {
   onOperatorConfig?: (cfg: OperatorConfig) => void;
   /** How others reach this node (behind NAT), sent with every state report. */
   reach?: () => ReachKind | undefined;
+  /** Reachability and coordinate counters for the status (once the node runs). */
+  network?: () => NetworkStatus | undefined;
   /** The libp2p stack's own TCP bytes (src/dht/traffic.ts): added to the ledger at every policy step, so the overlay's traffic counts against the caps too. */
   traffic?: { take(): { read: number; written: number } };
 }
@@ -274,6 +276,7 @@ export class OwnerControl {
     const load = node?.runner.load() ?? { running: 0, queued: 0 };
     const u = this.ledger.usage(now);
     const rem = this.ledger.remaining(now);
+    const network = this.o.network?.();
     return {
       peerId: node?.peerId ?? '',
       dataDir: this.o.dataDir,
@@ -289,6 +292,7 @@ export class OwnerControl {
       history: this.ledger.history(7, now),
       prefsFile: prefsPath(this.o.dataDir),
       prefsError: this.watcher.lastError?.message ?? null,
+      ...(network !== undefined ? { network } : {}),
     };
   }
 

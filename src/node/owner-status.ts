@@ -4,6 +4,20 @@
 // request; with no node running, the contribution comes from the ledger file.
 import type { DayRecord } from './ledger.js';
 import type { PauseReason } from './run-policy.js';
+import type { ReachKind } from '../dht/volunteer-state.js';
+import { formatNatStatus, type NatStatus } from './nat-service.js';
+
+/** How others reach the node and what its coordinate rests on (nat-check reads it: counters, not log lines). */
+export interface NetworkStatus {
+  /** How others reach it, in the manager's words (behind NAT; absent on a LAN network). */
+  reach?: ReachKind;
+  nat?: NatStatus;
+  /** Orders its pulls brought that it accepted (the pull fallback). */
+  tasksPulled?: number;
+  /** Vivaldi samples taken, coordinate probes refused because the only connection was relayed, and samples
+   * taken over a relayed connection (none may be: a relayed RTT is not the path's). */
+  coordinates: { samples: number; relayedProbesRefused: number; relayedSamples: number };
+}
 
 export interface OwnerStatus {
   peerId: string;
@@ -24,6 +38,7 @@ export interface OwnerStatus {
   prefsFile: string;
   /** Why the preference file on disk is not in force, if it is not. */
   prefsError: string | null;
+  network?: NetworkStatus;
 }
 
 export function formatBytes(n: number): string {
@@ -52,6 +67,7 @@ export function formatOwnerStatus(s: OwnerStatus, now: number = Date.now()): str
     ...s.details.map((d) => `  ${d}`),
     ...s.notes.map((n) => `  note: ${n}`),
     `tasks: ${s.tasks.running} running, ${s.tasks.queued} queued`,
+    ...(s.network !== undefined ? [formatNetwork(s.network)] : []),
     `transfer today ${formatBytes(s.today.down + s.today.up)} (${left(s.remaining.day)}), this month ${formatBytes(s.thisMonth.down + s.thisMonth.up)} (${left(s.remaining.month)})`,
     `given this month: ${s.thisMonth.tasks} tasks, ${s.thisMonth.pages} pages, ${hours(s.thisMonth.activeMs)} crawling of ${hours(s.thisMonth.onlineMs)} online`,
     `preferences: ${s.prefsFile}${s.prefsError ? `\n  NOT IN FORCE: ${s.prefsError}` : ''}`,
@@ -59,4 +75,12 @@ export function formatOwnerStatus(s: OwnerStatus, now: number = Date.now()): str
     ...formatContribution(s.history),
   ];
   return lines.join('\n');
+}
+
+/** One line: how others reach the node, and what its coordinate rests on. */
+export function formatNetwork(n: NetworkStatus): string {
+  const c = n.coordinates;
+  const reach = n.nat !== undefined ? `${formatNatStatus(n.nat)}${n.nat.natType !== 'unknown' ? ` (NAT: ${n.nat.natType})` : ''}${n.tasksPulled ? `, ${n.tasksPulled} tasks pulled` : ''}` : 'no NAT handling (LAN)';
+  const relayed = c.relayedProbesRefused > 0 ? `, ${c.relayedProbesRefused} relayed probes refused` : '';
+  return `network: ${reach}; coordinate from ${c.samples} samples${relayed}${c.relayedSamples > 0 ? `, ${c.relayedSamples} OVER RELAYS` : ''}`;
 }

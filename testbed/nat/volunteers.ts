@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { Agent, fetch, type RequestInit } from 'undici';
 import { NatNet, type NatNetSpec } from './network.js';
 import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../processes.js';
+import { controlRequest } from '../../src/node/control.js';
+import type { OwnerStatus } from '../../src/node/owner-status.js';
 
 /** What a volunteer logged about its reachability and NAT (node/nat-service.ts). */
 export interface NatLogLine {
@@ -56,18 +58,20 @@ export class JoinNet {
     private readonly dir: string,
   ) {}
 
-  /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings; `hostArgs` adds flags for one NATed host). */
-  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[]; managerArgs?: string[]; volunteerArgs?: string[]; hostArgs?: Record<string, string[]> }): Promise<JoinNet> {
+  /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings; `hostArgs` adds flags for one NATed host).
+   * `logs`: every process's whole output goes to <dir>/logs/<host>.log (read by natLines; kept by stop({ keep: true })) instead of an in-memory tail. */
+  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[]; managerArgs?: string[]; volunteerArgs?: string[]; hostArgs?: Record<string, string[]>; logs?: boolean }): Promise<JoinNet> {
     const net = NatNet.build(spec);
     const jn = new JoinNet(net, mkdtempSync(join(tmpdir(), 'volcrawl-nat-join-')));
+    const io = (h: string) => net.io(h, o.logs === true ? { logFile: join(jn.dir, 'logs', `${h}.log`) } : {});
     try {
       const announce = `/ip4/${net.host('manager').ip}/tcp/4101`;
-      jn.manager = await startManagerProcess(join(jn.dir, 'manager'), ['--listen', '/ip4/0.0.0.0/tcp/4101', '--announce', announce, '--http-port', String(JoinNet.API_PORT), ...(o.managerArgs ?? [])], net.io('manager'), { lan: false });
+      jn.manager = await startManagerProcess(join(jn.dir, 'manager'), ['--listen', '/ip4/0.0.0.0/tcp/4101', '--announce', announce, '--http-port', String(JoinNet.API_PORT), ...(o.managerArgs ?? [])], io('manager'), { lan: false });
       const listen = ['--listen', '/ip4/0.0.0.0/tcp/4001', '--threads', '1', ...(o.volunteerArgs ?? [])];
-      await Promise.all(o.publicVolunteers.map(async (h) => jn.volunteers.set(h, await startVolunteerProcess(h, jn.manager, join(jn.dir, h), [...listen, '--relay'], net.io(h), { lan: false }))));
+      await Promise.all(o.publicVolunteers.map(async (h) => jn.volunteers.set(h, await startVolunteerProcess(h, jn.manager, join(jn.dir, h), [...listen, '--relay'], io(h), { lan: false }))));
       const boot = { peerId: jn.manager.peerId, addrs: [...jn.manager.addrs, ...o.publicVolunteers.map((h) => `/ip4/${net.host(h).ip}/tcp/4001/p2p/${jn.volunteers.get(h)!.peerId}`)] };
       const natted = spec.routers.flatMap((r) => (r.hosts ?? []).map((h) => ({ h, upnp: r.upnp === true }))).filter(({ h }) => !(o.skip ?? []).includes(h));
-      await Promise.all(natted.map(async ({ h, upnp }) => jn.volunteers.set(h, await startVolunteerProcess(h, boot, join(jn.dir, h), [...listen, ...(upnp ? ['--upnp'] : []), ...(o.hostArgs?.[h] ?? [])], net.io(h), { lan: false }))));
+      await Promise.all(natted.map(async ({ h, upnp }) => jn.volunteers.set(h, await startVolunteerProcess(h, boot, join(jn.dir, h), [...listen, ...(upnp ? ['--upnp'] : []), ...(o.hostArgs?.[h] ?? [])], io(h), { lan: false }))));
       return jn;
     } catch (err) {
       await jn.stop();
@@ -137,9 +141,18 @@ export class JoinNet {
     return (await fetch(`http://127.0.0.1:${JoinNet.API_PORT}${path}`, { dispatcher: this.agent })).text();
   }
 
-  async stop(): Promise<void> {
+  /** What the volunteer's running node says of itself (`volunteer-crawler status`: the control socket), or null when it does not answer. */
+  async status(host: string): Promise<OwnerStatus | null> {
+    return ((await controlRequest(this.dataDir(host), { cmd: 'status' }).catch(() => null)) as OwnerStatus | null) ?? null;
+  }
+
+  /** Stops every process and deletes the network; the data directories and logs (volunteer.log in each, and
+   * logs/ with `logs`) are deleted too unless `keep`. Returns the directory when it was kept. */
+  async stop(o: { keep?: boolean } = {}): Promise<string | null> {
     await this.agent?.close();
     await this.net.destroy();
+    if (o.keep === true) return this.dir;
     rmSync(this.dir, { recursive: true, force: true });
+    return null;
   }
 }
