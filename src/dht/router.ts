@@ -53,6 +53,8 @@ export interface RouterOptions {
   /** Checks each candidate's coordinate claim and announced cells against
    * measured RTTs (overlay-check.ts); a candidate it refuses is not used. */
   overlay?: { admit(peer: string, cells: readonly string[]): boolean };
+  /** Told of each push: answered (any status) or failed in transport (the manager's PushFailures). */
+  onPush?: (peer: string, answered: boolean) => void;
   log?: Logger;
 }
 
@@ -253,9 +255,12 @@ export class Router {
     let last: TaskReply | undefined;
     for (const id of ordered.slice(0, this.policy.maxAttempts)) {
       attempts++;
+      let sending = false;
       try {
         const chain = opts.handover !== undefined ? await opts.handover(id) : undefined;
+        sending = true;
         const reply = await sendTask(this.o.libp2p, id, envelope, 0, this.o.timeoutMs ?? 15_000, undefined, chain);
+        this.o.onPush?.(id, true);
         if (reply.load !== undefined) this.o.peers.note(id, { load: reply.load });
         last = reply;
         if (reply.status === 'accepted') return { status: 'accepted', by: reply.by ?? id, chosen: id, attempts, ...info };
@@ -263,6 +268,7 @@ export class Router {
         if (reply.status === 'leaving') this.o.peers.markDown(id);
       } catch (err) {
         this.o.peers.markDown(id);
+        if (sending) this.o.onPush?.(id, false);
         this.o.log?.debug({ peer: id, err: String(err) }, 'task send failed');
       }
     }

@@ -300,7 +300,7 @@ export class TaskPuller {
     const active = this.o.active();
     if (active !== this.wasActive) {
       this.wasActive = active;
-      this.o.log.info({ pull: active }, active ? 'nobody can dial this node: pulling tasks from the manager' : 'reachable again: tasks are pushed, no more pulls');
+      this.o.log.info({ pull: active }, active ? 'pulling tasks from the manager (nobody can dial this node, or its pushes fail)' : 'reachable again: tasks are pushed, no more pulls');
     }
     const free = this.o.free();
     // A local check, no traffic: a slot that frees up is offered to the manager within half a second

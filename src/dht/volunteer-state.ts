@@ -3,8 +3,13 @@
 // whenever that changes and whenever it (re)connects; the manager answers with
 // the operator's configuration, signed with the manager's key:
 //
-//   request  { state, reasons, since }                          ≤ 4 KiB
-//   reply    { payload, sig }  payload = JSON { v, issuer, issuedAt, contactUrl }
+//   request  { state, reasons, since, reach? }                  ≤ 4 KiB
+//   reply    { payload, sig, pullForMs? }  payload = JSON { v, issuer, issuedAt, contactUrl }
+//
+// `pullForMs`: the manager's pushes to this volunteer failed lately
+// (push-failures.ts): it should pull its tasks for that long (task-pull.ts). Not
+// signed: the connection authenticates the manager, and a relay in between
+// sees only Noise-encrypted bytes.
 //
 // The report needs no signature of its own: the libp2p connection
 // authenticates the sender, and the manager keeps it per peer id. The
@@ -123,15 +128,23 @@ export async function verifyOperatorConfig(raw: unknown, manager: string): Promi
   return cfg.data;
 }
 
-/** Volunteer side: reports `report` to the manager and returns its verified configuration. */
-export async function reportState(libp2p: Libp2p, manager: string, report: StateReport): Promise<OperatorConfig> {
+/** The longest pull the manager may ask for, ms (an hour). */
+export const MAX_PULL_ADVICE_MS = 3_600_000;
+const adviceSchema = z.number().int().min(0).max(MAX_PULL_ADVICE_MS).optional();
+
+/** Volunteer side: reports `report` to the manager and returns its verified configuration, and how long
+ * the manager asks it to pull its tasks (0: pushes reach it). */
+export async function reportState(libp2p: Libp2p, manager: string, report: StateReport): Promise<{ config: OperatorConfig; pullForMs: number }> {
   const stream = await libp2p.dialProtocol(peerIdFromString(manager), VOLUNTEER_STATE_PROTOCOL, { signal: AbortSignal.timeout(TIMEOUT_MS) });
   const ch = jsonChannel(stream, MAX_BYTES, TIMEOUT_MS);
   try {
     await ch.write(report);
     const reply = await ch.read();
     await ch.close();
-    return await verifyOperatorConfig(reply, manager);
+    const { pullForMs, ...signed } = (typeof reply === 'object' && reply !== null ? reply : {}) as { pullForMs?: unknown };
+    const advice = adviceSchema.safeParse(pullForMs);
+    if (!advice.success) throw new ConfigSignatureError('malformed pull advice');
+    return { config: await verifyOperatorConfig(signed, manager), pullForMs: advice.data ?? 0 };
   } catch (err) {
     ch.abort('state report failed');
     throw err;
@@ -142,7 +155,8 @@ export interface StateReceiverOptions {
   libp2p: Libp2p;
   /** The configuration every reporting volunteer gets (signed once, at start). */
   config: SignedConfig;
-  onReport: (from: string, report: StateReport) => void;
+  /** Takes the report; returns how long the volunteer should pull its tasks, ms (0 or nothing: pushes reach it). */
+  onReport: (from: string, report: StateReport) => number | void;
   log?: Logger;
 }
 
@@ -166,8 +180,8 @@ export class StateReceiver {
       if (!this.limiter.take(from)) return ch.abort('rate limited');
       const report = stateReportSchema.safeParse(await ch.read());
       if (!report.success) return ch.abort('malformed state report');
-      this.o.onReport(from, report.data);
-      await ch.write(this.o.config);
+      const pullForMs = Math.min(MAX_PULL_ADVICE_MS, Math.max(0, Math.round(this.o.onReport(from, report.data) ?? 0)));
+      await ch.write(pullForMs > 0 ? { ...this.o.config, pullForMs } : this.o.config);
       await ch.close();
     } catch (err) {
       this.o.log?.debug({ peer: from, err: String(err) }, 'state report stream failed');

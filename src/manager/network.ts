@@ -14,6 +14,7 @@ import { OverlayChecker, type OverlayVerdict } from '../dht/overlay-check.js';
 import { signOrder, type StorageEndpoint, type TaskOrder } from '../dht/signing.js';
 import { NO_FORWARD_HOPS, sendTask } from '../dht/task-protocol.js';
 import { PullDesk, type PullOutcome } from '../dht/task-pull.js';
+import { PushFailures } from '../dht/push-failures.js';
 import { predictRtt } from '../coords/index.js';
 import { fromWireCoord } from '../dht/peers.js';
 import { UPLOAD_PROTOCOL, UploadReceiver } from '../dht/upload.js';
@@ -58,6 +59,8 @@ export class ManagerNode {
   readonly ownerStates = new VolunteerStates();
   /** Orders waiting for volunteers nobody can dial, which pull them (src/dht/task-pull.ts). */
   readonly pulls: PullDesk;
+  /** Volunteers whose pushes failed: told to pull when they next report their state (src/dht/push-failures.ts). */
+  readonly pushFailures = new PushFailures();
   /** (host, volunteer) pairs whose owner blocks the host: no order for it goes there. */
   readonly ownerBlocks = new OwnerBlocks();
   private stateReceiver: StateReceiver | undefined;
@@ -85,7 +88,7 @@ export class ManagerNode {
       log: o.log,
     });
     this.pulls = new PullDesk({ libp2p, coordOf: (peer) => this.peers.get(peer)?.coord, log: o.log });
-    this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, overlay: this.overlay, log: o.log });
+    this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, overlay: this.overlay, onPush: (peer, answered) => this.pushed(peer, answered), log: o.log });
     this.receiver = new UploadReceiver({
       libp2p,
       onUpload: async (msg, from) => {
@@ -189,10 +192,19 @@ export class ManagerNode {
     return out;
   }
 
-  private stateReported(from: string, r: Parameters<VolunteerStates['note']>[1]): void {
+  /** A state report; the answer is how long the volunteer should pull its tasks (its pushes failed lately), ms. */
+  private stateReported(from: string, r: Parameters<VolunteerStates['note']>[1]): number {
     const before = this.ownerStates.get(from);
     this.ownerStates.note(from, r);
     if (before?.state !== r.state || before.reasons.join() !== r.reasons.join()) this.o.log.info({ volunteer: from, state: r.state, reasons: r.reasons }, 'volunteer state');
+    const pullForMs = this.pushFailures.advise(from);
+    if (pullForMs > 0) this.o.log.info({ volunteer: from, pullForMs }, 'pushes to the volunteer failed: told it to pull its tasks');
+    return pullForMs;
+  }
+
+  private pushed(peer: string, answered: boolean): void {
+    if (answered) this.pushFailures.succeeded(peer);
+    else this.pushFailures.failed(peer);
   }
 
   /** A crawler's coordinate claim or cells checked by witnesses: the verdict goes into its overlay ledger. */
@@ -269,7 +281,14 @@ export class ManagerNode {
     await this.slot();
     try {
       const { envelope } = await this.sign(t);
-      const r = await sendTask(this.libp2p, peer, envelope, opts.forward === false ? NO_FORWARD_HOPS : 0);
+      let r: Awaited<ReturnType<typeof sendTask>>;
+      try {
+        r = await sendTask(this.libp2p, peer, envelope, opts.forward === false ? NO_FORWARD_HOPS : 0);
+      } catch (err) {
+        this.pushed(peer, false);
+        throw err;
+      }
+      this.pushed(peer, true);
       if (r.load !== undefined) this.peers.note(peer, { load: r.load });
       return { status: r.status, ...(r.by !== undefined ? { by: r.by } : { by: peer }), ...(r.reason !== undefined ? { reason: r.reason } : {}) };
     } catch (err) {

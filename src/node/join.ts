@@ -11,6 +11,7 @@ import type { TaskManager } from '../crawler/manager.js';
 import { userAgentWithContact } from '../crawler/limits.js';
 import { OwnerBlockList } from '../crawler/safety.js';
 import { VOLUNTEER_MAX_CONNECTIONS } from '../dht/libp2p.js';
+import { TASK_PROTOCOL } from '../dht/task-protocol.js';
 import { defaultDataDir, loadOrCreateIdentity } from './identity.js';
 import { LazyRunner } from './lazy-runner.js';
 import { parseBootstrap, VolunteerNode, type TaskRunner } from './node.js';
@@ -75,6 +76,7 @@ export interface JoinFlags {
   upnp?: boolean;
   relay?: boolean;
   relayReservations?: number;
+  reportEvery?: number;
 }
 
 export function registerJoin(program: Command): void {
@@ -141,6 +143,10 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     manager: flags.manager,
     reach: () => nat?.reach(),
     network: () => network?.(),
+    // Behind NAT the state is re-reported every --report-every ms: the reply tells whether the manager's pushes fail.
+    onPullAdvice: (ms) => nat?.advisePull(ms),
+    reportPeriodically: () => nat !== undefined && ['relayed', 'punched', 'mapped'].includes(nat.reach()),
+    ...(flags.reportEvery !== undefined ? { reportEveryMs: flags.reportEvery } : {}),
     onOperatorConfig: (cfg) => {
       const ua = cfg.contactUrl !== null ? userAgentWithContact(cfg.contactUrl) : undefined;
       if (ua !== operator.userAgent) log.info({ contactUrl: cfg.contactUrl }, "the operator's contact URL (signed by the manager) goes into the User-Agent");
@@ -210,6 +216,11 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
     nodeReady(undefined);
     owner.abandon();
     throw err;
+  }
+  if (plugin?.refusePushes === true) {
+    // The test seam: pushed orders are reset unread (pulled ones go straight to the receiver).
+    await node.libp2p.unhandle(TASK_PROTOCOL);
+    await node.libp2p.handle(TASK_PROTOCOL, (s) => s.abort(new Error('test plugin: pushes refused')), { runOnLimitedConnection: true });
   }
   nodeReady(node);
   if (tty) process.stderr.write(`volcrawl: peer ${node.peerId}\n  listening on ${node.multiaddrs().join(' ')}\n  logs: ${joinPath(flags.dataDir, 'volunteer.log')}\n`);

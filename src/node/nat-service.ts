@@ -90,6 +90,9 @@ export class NatService {
   };
 
   private meetTimer: ReturnType<typeof setTimeout> | undefined;
+  /** performance.now() until which the manager asked this node to pull (its pushes failed). */
+  private pullUntil = 0;
+  private adviceTimer: ReturnType<typeof setTimeout> | undefined;
   private meeting = false;
   private running = false;
   /** Relayed dials made to meet neighbours (a status figure). */
@@ -111,6 +114,7 @@ export class NatService {
   stop(): void {
     this.running = false;
     clearTimeout(this.meetTimer);
+    clearTimeout(this.adviceTimer);
     this.o.reachability.removeEventListener('change', this.onChange);
     this.o.holePunch?.removeEventListener('punch:success', this.onPunch);
     this.o.holePunch?.removeEventListener('punch:failure', this.onPunchFailure);
@@ -124,10 +128,26 @@ export class NatService {
     return { reachability: r.state, direct: r.direct, relays: r.relays.length, natType: hp?.natType ?? 'unknown', punched: hp?.successes ?? 0, punchFailed: failed, pull: this.pullMode(), punchedPeers: [...this.punchedPeers] };
   }
 
-  /** Nobody can dial this node (no direct address, no relay): it pulls its tasks (src/dht/task-pull.ts). */
+  /** Nobody can dial this node (no direct address, no relay), or the manager said its pushes fail: it pulls its tasks (src/dht/task-pull.ts). */
   pullMode(): boolean {
     const s = this.o.reachability.current().state;
-    return s === 'unreachable' || (s === 'starting' && this.o.reservations === 0);
+    return s === 'unreachable' || (s === 'starting' && this.o.reservations === 0) || performance.now() < this.pullUntil;
+  }
+
+  /** The manager's pushes to this node failed (src/dht/push-failures.ts): pull for `ms`, then let it push again. */
+  advisePull(ms: number): void {
+    if (!this.running || ms <= 0) return;
+    const until = performance.now() + ms;
+    if (until <= this.pullUntil) return;
+    this.pullUntil = until;
+    this.o.log.info({ pull: true, forMs: ms }, `the manager's pushes to this node fail: pulling tasks for ${Math.round(ms / 1000)} s`);
+    clearTimeout(this.adviceTimer);
+    this.adviceTimer = setTimeout(() => {
+      this.o.log.info({ pull: this.pullMode() }, 'pull advice over: tasks are pushed again');
+      this.reachChanged();
+    }, ms + 10);
+    this.adviceTimer.unref?.();
+    this.reachChanged();
   }
 
   /** How others reach this node, in the manager's words (the state report, the dashboard). */
@@ -225,6 +245,7 @@ export interface NatFlags {
   upnp?: boolean;
   relay?: boolean;
   relayReservations?: number;
+  reportEvery?: number;
 }
 
 /** Adds join's NAT flags (--upnp, --relay) to a command. */
@@ -236,6 +257,11 @@ export function registerNatFlags(cmd: Command): Command {
       if (!Number.isInteger(n) || n < 0 || n > 8) throw new InvalidArgumentError('--relay-reservations must be an integer from 0 to 8');
       return n;
     })
+    .option('--report-every <ms>', "behind NAT: how often the node re-reports its state to the manager, whose answer says whether the manager's pushes reach it (if not, it pulls its tasks for a while)", (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1000 || n > 3_600_000) throw new InvalidArgumentError('--report-every must be an integer number of ms from 1000 to 3600000');
+      return n;
+    }, 60_000)
     .option('--relay', `offer relay service to volunteers behind NAT when this node is publicly reachable (at most ${VOLUNTEER_RELAY_LIMITS.maxReservations} reservations, ${VOLUNTEER_RELAY_LIMITS.maxReservationsPerIp} per IP address, ${VOLUNTEER_RELAY_LIMITS.dataLimitBytes / 1024} KiB and ${VOLUNTEER_RELAY_LIMITS.durationLimitMs / 60_000} min per relayed connection, ${VOLUNTEER_RELAY_LIMITS.budgetPerReservationBytes / 2 ** 20} MiB per reservation and ${VOLUNTEER_RELAY_LIMITS.budgetTotalBytes / 2 ** 20} MiB in all per ${VOLUNTEER_RELAY_LIMITS.budgetPeriodMs / 60_000} min)`, false);
 }
 

@@ -51,6 +51,11 @@ export interface OwnerControlOptions {
   onOperatorConfig?: (cfg: OperatorConfig) => void;
   /** How others reach this node (behind NAT), sent with every state report. */
   reach?: () => ReachKind | undefined;
+  /** The manager asks this volunteer to pull its tasks for `ms` (its pushes failed; the reply to a state report). */
+  onPullAdvice?: (ms: number) => void;
+  /** Whether to re-report the state every `reportEveryMs` without a change (behind NAT: how the manager's advice arrives). */
+  reportPeriodically?: () => boolean;
+  reportEveryMs?: number;
   /** Reachability and coordinate counters for the status (once the node runs). */
   network?: () => NetworkStatus | undefined;
   /** The libp2p stack's own TCP bytes (src/dht/traffic.ts): added to the ledger at every policy step, so the overlay's traffic counts against the caps too. */
@@ -149,6 +154,9 @@ export class OwnerControl {
               return { state: this.decision.state, reasons: [...this.decision.reasons], since: Math.floor(this.decision.memory.since), ...(reach !== undefined ? { reach } : {}) };
             },
             onConfig: (cfg) => this.o.onOperatorConfig?.(cfg),
+            ...(this.o.onPullAdvice !== undefined ? { onPullAdvice: this.o.onPullAdvice } : {}),
+            ...(this.o.reportPeriodically !== undefined ? { periodic: this.o.reportPeriodically } : {}),
+            ...(this.o.reportEveryMs !== undefined ? { everyMs: this.o.reportEveryMs } : {}),
             log: this.o.log,
           });
           this.report.start();

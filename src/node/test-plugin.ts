@@ -2,7 +2,9 @@
 // a module, `volunteer-crawler join` loads it and passes its result sink
 // through the module's `wrapSink` before the crawler uses it, and, when the
 // module exports `claimCoordinate`, claims the coordinate it returns instead of
-// its own (in probe replies, witness replies and cell announcements). The
+// its own (in probe replies, witness replies and cell announcements), and when
+// it exports `refusePushes = true`, resets every task order pushed to it (as a
+// relay that drops the circuit would: the NAT tests' failing pushes). The
 // integrity benchmark and tests use it to run a misbehaving volunteer as the
 // real CLI (testbed/misbehave.ts): the same binary, protocols and manager, with
 // uploads rewritten on the way out or a false position. Unset by default;
@@ -21,11 +23,14 @@ export interface TestPlugin {
   wrapSink: SinkWrapper;
   /** The coordinate to claim, from the true one (absent: the truth). */
   claim?: (c: Coordinate) => Coordinate;
+  /** Reset every pushed task order (orders it pulls still arrive). */
+  refusePushes?: boolean;
 }
 
 type PluginModule = {
   wrapSink?: (sink: ResultSink, env: NodeJS.ProcessEnv) => ResultSink;
   claimCoordinate?: (c: Coordinate, env: NodeJS.ProcessEnv) => Coordinate | null;
+  refusePushes?: boolean;
 };
 
 /** The plugin, or null when none is configured. Throws when the variable is set but unusable. */
@@ -43,6 +48,7 @@ export async function loadTestPlugin(log: Logger, env: NodeJS.ProcessEnv = proce
   return {
     wrapSink: (sink) => wrap(sink, env),
     ...(claimFn !== undefined && probe !== null ? { claim: (c: Coordinate) => claimFn(c, env) ?? c } : {}),
+    ...(mod.refusePushes === true ? { refusePushes: true } : {}),
   };
 }
 

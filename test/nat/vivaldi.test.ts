@@ -65,6 +65,9 @@ describe('relayed RTTs never enter Vivaldi', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(a.getConnections(b.peerId).every((c) => c.limits !== undefined)).toBe(true);
     expect(coordsA.samples).toBe(0);
+    // The counters nat-check sums on a real run: A's refusals are counted as relayed, no sample over a relay.
+    expect(coordsA.relayedProbesRefused).toBeGreaterThan(0);
+    expect(coordsA.relayedSamples).toBe(0);
     expect(vivaldiA.coord.error).toBe(new VivaldiNode({}, createRng(1)).coord.error);
 
     // B dials C directly (outbound works from behind any NAT): C's probes of B succeed, over that connection.
@@ -74,7 +77,9 @@ describe('relayed RTTs never enter Vivaldi', () => {
     expect(await coordsC.probe(b.peerId.toString())).toBeGreaterThan(0);
     await waitFor(() => coordsC.samples > 0, 30_000, 'a sample over the direct connection');
     expect(c.getConnections(b.peerId).every((x) => x.limits === undefined)).toBe(true);
-    // A still has only the relay to B, and still no sample.
+    // A still has only the relay to B, and still no sample; C's samples are direct ones.
     expect(coordsA.samples).toBe(0);
+    expect(coordsC.relayedSamples).toBe(0);
+    expect(coordsC.relayedProbesRefused).toBe(0);
   }, 90_000);
 });

@@ -58,12 +58,12 @@ export class JoinNet {
     private readonly dir: string,
   ) {}
 
-  /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings; `hostArgs` adds flags for one NATed host).
+  /** Builds `spec` and starts the manager in `manager`, volunteers on the other public hosts (with --relay) and on every router's LAN (with --upnp where the router offers mappings; `hostArgs` adds flags for one NATed host, `hostEnv` environment variables, e.g. a test plugin).
    * `logs`: every process's whole output goes to <dir>/logs/<host>.log (read by natLines; kept by stop({ keep: true })) instead of an in-memory tail. */
-  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[]; managerArgs?: string[]; volunteerArgs?: string[]; hostArgs?: Record<string, string[]>; logs?: boolean }): Promise<JoinNet> {
+  static async start(spec: NatNetSpec, o: { publicVolunteers: string[]; skip?: string[]; managerArgs?: string[]; volunteerArgs?: string[]; hostArgs?: Record<string, string[]>; hostEnv?: Record<string, Record<string, string>>; logs?: boolean }): Promise<JoinNet> {
     const net = NatNet.build(spec);
     const jn = new JoinNet(net, mkdtempSync(join(tmpdir(), 'volcrawl-nat-join-')));
-    const io = (h: string) => net.io(h, o.logs === true ? { logFile: join(jn.dir, 'logs', `${h}.log`) } : {});
+    const io = (h: string) => net.io(h, { ...(o.logs === true ? { logFile: join(jn.dir, 'logs', `${h}.log`) } : {}), ...(o.hostEnv?.[h] !== undefined ? { env: o.hostEnv[h] } : {}) });
     try {
       const announce = `/ip4/${net.host('manager').ip}/tcp/4101`;
       jn.manager = await startManagerProcess(join(jn.dir, 'manager'), ['--listen', '/ip4/0.0.0.0/tcp/4101', '--announce', announce, '--http-port', String(JoinNet.API_PORT), ...(o.managerArgs ?? [])], io('manager'), { lan: false });
