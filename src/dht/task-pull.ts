@@ -76,6 +76,8 @@ export interface PullDeskOptions {
   /** What the manager last heard of a peer's coordinate (its probes), for a pull that names none: the pull's
    * own claim is fresher (the manager only hears a pull-only volunteer's coordinate when that volunteer probes it). */
   coordOf?: (peer: string) => Coordinate | undefined;
+  /** Told of each valid pull (the peer is alive and a crawler, whatever a failed push made of it). */
+  onPull?: (peer: string) => void;
   /** How long an order waits for a pull, ms (default 30 s). */
   holdMs?: number;
   /** A volunteer counts as pulling this long after its last pull, ms (default 45 s: a long poll plus its pause). */
@@ -194,6 +196,7 @@ export class PullDesk {
       const claimed = req.data.coord !== undefined ? fromWireCoord(req.data.coord) : undefined;
       const puller = { at: this.now(), free: req.data.free, ...(claimed !== undefined ? { coord: claimed } : {}) };
       this.pullers.set(from, puller);
+      this.o.onPull?.(from);
       const coord = claimed ?? this.o.coordOf?.(from);
       const n = Math.min(req.data.free, MAX_PULL_ORDERS);
       taken = this.take(from, n, coord);

@@ -87,7 +87,8 @@ export class ManagerNode {
       onVerdict: (v) => void this.overlayOutcome(v),
       log: o.log,
     });
-    this.pulls = new PullDesk({ libp2p, coordOf: (peer) => this.peers.get(peer)?.coord, log: o.log });
+    // A pull shows the volunteer alive (a failed push marked it down): listed again, never pushed to while it pulls.
+    this.pulls = new PullDesk({ libp2p, coordOf: (peer) => this.peers.get(peer)?.coord, onPull: (peer) => this.peers.note(peer, { crawler: true }), log: o.log });
     this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, overlay: this.overlay, onPush: (peer, answered) => this.pushed(peer, answered), log: o.log });
     this.receiver = new UploadReceiver({
       libp2p,
