@@ -307,7 +307,7 @@ export function natPuller(node: VolunteerNode, nat: NatService, manager: string,
 /** One short field for the status line. */
 export function formatNatStatus(s: NatStatus): string {
   const punched = s.punched > 0 ? `, ${s.punched} punched` : '';
-  if (s.pull) return 'pulling tasks (nobody can dial this node)';
+  if (s.pull) return 'pulling tasks (pushes do not reach this node)';
   switch (s.reachability) {
     case 'public':
       return `public${punched}`;
