@@ -13,7 +13,7 @@
 // prefers unlimited connections) and the relayed one is closed, as DCUtR does.
 // A failed attempt is retried (bounded) when its reason may pass; a peer whose
 // punch failed for good is left alone for a while.
-import { serviceDependencies, TypedEventEmitter, type ComponentLogger, type Connection, type Logger, type PeerId, type Startable, type Stream, type Upgrader } from '@libp2p/interface';
+import { serviceDependencies, TypedEventEmitter, type ComponentLogger, type Connection, type Libp2pEvents, type Logger, type PeerId, type Startable, type Stream, type TypedEventTarget, type Upgrader } from '@libp2p/interface';
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { setMaxListeners } from 'node:events';
@@ -59,6 +59,8 @@ export interface HolePunchInit {
   requireWitness?: boolean;
   /** Punch attempts started per minute, both roles (default 20): each sends SYNs at the peer's mapping for up to punchTimeoutMs. */
   maxPerMinute?: number;
+  /** An inbound relayed connection whose identify has not started the punch within this long starts it anyway (default 15 s; identify gives up after 5). */
+  identifyGraceMs?: number;
 }
 
 export interface HolePunchComponents {
@@ -67,6 +69,8 @@ export interface HolePunchComponents {
   registrar: Registrar;
   connectionManager: ConnectionManager;
   logger: ComponentLogger;
+  /** libp2p's event bus (connection:open: the fallback when identify fails over the relay). */
+  events?: TypedEventTarget<Libp2pEvents>;
 }
 
 export type PunchRole = 'coordinator' | 'responder';
@@ -144,6 +148,8 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
   private stopping = new AbortController();
   private readonly busy = new Map<string, Promise<PunchResult>>();
   private readonly cooldown = new Map<string, number>();
+  /** Inbound relayed connections waiting for identify's topology to start their punch: the fallback's timers. */
+  private readonly pending = new Map<string, ReturnType<typeof setTimeout>>();
   /** Start times of the attempts of the last minute (the rate limit). */
   private readonly recent: number[] = [];
   private counts = { attempts: 0, successes: 0, inFlight: 0, failures: Object.fromEntries(PUNCH_FAILURE_REASONS.map((r) => [r, 0])) as Record<PunchFailureReason, number> };
@@ -170,8 +176,30 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
       punchThroughSymmetric: init.punchThroughSymmetric ?? false,
       requireWitness: init.requireWitness ?? true,
       maxPerMinute: init.maxPerMinute ?? 20,
+      identifyGraceMs: init.identifyGraceMs ?? 15_000,
     };
   }
+
+  /**
+   * The punch starts from identify's topology (the peer speaks the protocol), and identify over a
+   * relayed connection can time out on a loaded machine (5 s for the whole exchange through the
+   * relay): then nothing would start it. So an inbound relayed connection the topology has not
+   * handled within `identifyGraceMs` starts the punch itself.
+   */
+  private readonly onConnectionOpen = (e: CustomEvent<Connection>): void => {
+    const c = e.detail;
+    if (c.limits === undefined || c.direction !== 'inbound') return;
+    const key = c.remotePeer.toString();
+    if (this.pending.has(key) || this.pending.size >= MAX_COOLDOWN_ENTRIES) return;
+    const t = setTimeout(() => {
+      this.pending.delete(key);
+      if (c.status !== 'open') return;
+      this.log('identify did not start a punch with %p within %d ms: starting it', c.remotePeer, this.opts.identifyGraceMs);
+      this.onRelayedPeer(c.remotePeer, c);
+    }, this.opts.identifyGraceMs);
+    t.unref?.();
+    this.pending.set(key, t);
+  };
 
   async start(): Promise<void> {
     this.stopping = new AbortController();
@@ -187,11 +215,13 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
       maxInboundStreams: 1,
       maxOutboundStreams: 1,
     });
-    if (this.opts.auto)
+    if (this.opts.auto) {
       this.topologyId = await this.components.registrar.register(HOLEPUNCH_PROTOCOL, {
         notifyOnLimitedConnection: true,
         onConnect: (peer, connection) => this.onRelayedPeer(peer, connection),
       });
+      this.components.events?.addEventListener('connection:open', this.onConnectionOpen);
+    }
   }
 
   /** Observers are dialled once the node is up (the upgrader needs the started transports and muxers). */
@@ -201,6 +231,9 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
 
   async stop(): Promise<void> {
     this.stopping.abort();
+    this.components.events?.removeEventListener('connection:open', this.onConnectionOpen);
+    for (const t of this.pending.values()) clearTimeout(t);
+    this.pending.clear();
     if (this.topologyId !== undefined) this.components.registrar.unregister(this.topologyId);
     this.topologyId = undefined;
     await this.components.registrar.unhandle(HOLEPUNCH_PROTOCOL);
@@ -245,6 +278,9 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
   /** The topology's callback: the inbound side of a relayed connection starts the punch (as in DCUtR). */
   private onRelayedPeer(peer: PeerId, connection: Connection): void {
     if (connection.limits === undefined || connection.direction !== 'inbound') return;
+    clearTimeout(this.pending.get(peer.toString()));
+    this.pending.delete(peer.toString());
+    if (this.stopping.signal.aborted) return;
     const until = this.cooldown.get(peer.toString());
     if (until !== undefined && until > performance.now()) return;
     void this.punch(peer).then((r) => {

@@ -10,7 +10,7 @@ import { createLibp2p, type Libp2p } from 'libp2p';
 import { tcp } from '@libp2p/tcp';
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
-import { identify, type Identify } from '@libp2p/identify';
+import { identify, type Identify, type IdentifyInit } from '@libp2p/identify';
 import { ping } from '@libp2p/ping';
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2';
 import { dcutr } from '@libp2p/dcutr';
@@ -31,6 +31,8 @@ export interface PunchNodeOptions {
   relayServer?: boolean;
   holePunch?: HolePunchInit;
   privateKey?: PrivateKey;
+  /** identify's options (a test makes it refuse relayed connections, so identify over the relay fails). */
+  identify?: IdentifyInit;
 }
 
 export type PunchNode = Libp2p<{ identify: Identify; holePunch: HolePunch } & Record<string, unknown>>;
@@ -50,7 +52,7 @@ export async function createPunchNode(opts: PunchNodeOptions): Promise<PunchNode
       outboundStreamProtocolNegotiationTimeout: 10_000,
     },
     services: {
-      identify: identify(),
+      identify: identify(opts.identify),
       ping: ping(),
       dcutr: dcutr(),
       holePunch: holePunch(opts.holePunch),
