@@ -15,6 +15,11 @@
 // samples agree (0.63 with the defaults), so a node backs off once its median
 // sample error is well inside agreeError.
 //
+// A busy host (src/coords/loop-lag.ts: its event loop stalls) probes no
+// faster than `busyIntervalMs`, one probe a round, whatever the samples say: a
+// volunteer must cost its owner little, and samples taken on a stalled loop
+// are noise anyway (the caller drops them before they reach `observe`).
+//
 // Pure: time and randomness (the jitter that keeps nodes from probing in step)
 // come from the caller.
 import type { Rng } from '../rng.js';
@@ -38,6 +43,8 @@ export interface AdaptiveProbeOptions {
   fastFanout: number;
   /** Random spread of each gap, as a fraction (0.2 = ±20%). */
   jitter: number;
+  /** Shortest gap while the host is busy, ms (≥ minIntervalMs). */
+  busyIntervalMs: number;
 }
 
 export const DEFAULT_ADAPTIVE_PROBE: Readonly<AdaptiveProbeOptions> = Object.freeze({
@@ -50,6 +57,7 @@ export const DEFAULT_ADAPTIVE_PROBE: Readonly<AdaptiveProbeOptions> = Object.fre
   agreeToleranceMs: 5,
   fastFanout: 2,
   jitter: 0.2,
+  busyIntervalMs: 5_000,
 });
 
 function check(ok: boolean, message: string): void {
@@ -76,6 +84,9 @@ export function adaptiveProbeOptions(partial: Partial<AdaptiveProbeOptions> = {}
   check(Number.isFinite(o.agreeToleranceMs) && o.agreeToleranceMs >= 0, `agreeToleranceMs must be a finite number >= 0, got ${o.agreeToleranceMs}`);
   check(Number.isInteger(o.fastFanout) && o.fastFanout >= 1 && o.fastFanout <= 16, `fastFanout must be an integer in 1..16, got ${o.fastFanout}`);
   check(Number.isFinite(o.jitter) && o.jitter >= 0 && o.jitter < 1, `jitter must be in [0, 1), got ${o.jitter}`);
+  // Clamped into [min, max] rather than refused: a caller that sets only minIntervalMs or maxIntervalMs keeps a valid busy gap.
+  check(Number.isFinite(o.busyIntervalMs) && o.busyIntervalMs > 0, `busyIntervalMs must be a finite number > 0, got ${o.busyIntervalMs}`);
+  o.busyIntervalMs = Math.min(o.maxIntervalMs, Math.max(o.minIntervalMs, o.busyIntervalMs));
   return o;
 }
 
@@ -112,15 +123,16 @@ export class AdaptiveProbing {
     return !this.fast;
   }
 
-  /** Probes to send this round. */
-  fanout(): number {
-    return this.fast ? this.opts.fastFanout : 1;
+  /** Probes to send this round (one while the host is busy). */
+  fanout(busy = false): number {
+    return this.fast && !busy ? this.opts.fastFanout : 1;
   }
 
-  /** The gap before the next round, jittered, ms. */
-  nextDelay(): number {
+  /** The gap before the next round, jittered, ms; at least `busyIntervalMs` while the host is busy. */
+  nextDelay(busy = false): number {
     const j = this.opts.jitter;
-    return this.gapMs * (1 - j + 2 * j * this.rng.next());
+    const gap = busy ? Math.max(this.gapMs, this.opts.busyIntervalMs) : this.gapMs;
+    return gap * (1 - j + 2 * j * this.rng.next());
   }
 
   /** Judges one sample: the RTT the coordinates predicted before it was

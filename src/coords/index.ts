@@ -7,3 +7,4 @@ export * from './embed.js';
 export * from './eval.js';
 export * from './plausibility.js';
 export * from './adaptive.js';
+export * from './loop-lag.js';

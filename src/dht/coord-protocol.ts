@@ -18,6 +18,14 @@
 // the peer store so the connection manager keeps their connections when it
 // prunes down to its bound.
 //
+// Samples taken while either side's event loop was stalled are dropped
+// (src/coords/loop-lag.ts): the responder says how long its loop stalled
+// before it read the request (`stallMs`), the caller checks its own loop over
+// the probe's window; a spoiled sample neither feeds Vivaldi nor counts toward
+// the pace, and while this process's loop stalls lately the pace stays at its
+// busy gap, one probe a round (a busy PC measures less, and a loaded test
+// network no longer speeds its probing up on its own noise).
+//
 // The responder may hold its reply to a probe for `probeDelay(remotePeer)` ms:
 // the test network uses this hook to impose a latency matrix on loopback.
 import { setMaxListeners } from 'node:events';
@@ -27,7 +35,7 @@ import type { IdentifyResult, Libp2p, PeerId, Stream, Connection } from '@libp2p
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { VivaldiNode, AdaptiveProbeOptions } from '../coords/index.js';
 import type { Rng } from '../rng.js';
-import { AdaptiveProbing, predictRtt } from '../coords/index.js';
+import { AdaptiveProbing, LoopLag, predictRtt } from '../coords/index.js';
 import { NeighbourSet, type Candidate, type NeighbourChange, type NeighbourOptions } from './neighbours.js';
 import { coordSchema } from './signing.js';
 import { PeerTable, fromWireCoord, toWireCoord, type Load } from './peers.js';
@@ -57,6 +65,9 @@ const replySchema = z.object({
    * imposed delay, ms; subtracted from the measured RTT so a busy responder's
    * queueing does not count as network distance (as NTP does). */
   turnaroundMs: z.number().finite().min(0).max(60_000).optional(),
+  /** How long the responder's event loop stalled just before it read the
+   * request, ms: a delay in reading that its turnaround does not cover. */
+  stallMs: z.number().finite().min(0).max(60_000).optional(),
 });
 export type CoordReply = z.infer<typeof replySchema>;
 
@@ -84,7 +95,17 @@ export interface CoordServiceOptions {
   minWindow?: number;
   /** …if not older than this, ms. */
   windowMs?: number;
+  /** Event-loop stalls (default: this process's shared tracker; `false` keeps every sample and never counts as busy). */
+  lag?: LagSource | false;
   log?: Logger;
+}
+
+/** Where a CoordService learns of event-loop stalls. */
+export interface LagSource {
+  readonly lag: LoopLag;
+  /** Resolves once the tracker has recorded a tick after this call (a stall that just ended is then known). */
+  nextTick(): Promise<void>;
+  release(): void;
 }
 
 export class CoordService {
@@ -114,6 +135,9 @@ export class CoordService {
   relayedSamples = 0;
   probesOk = 0;
   probesFailed = 0;
+  /** Probes answered whose sample a stalled event loop spoiled (dropped). */
+  probesSpoiled = 0;
+  private readonly lag: LagSource | undefined;
 
   constructor(opts: CoordServiceOptions) {
     this.o = opts;
@@ -127,6 +151,12 @@ export class CoordService {
       opts.rng,
     );
     this.neighbours = new NeighbourSet(opts.neighbours ?? {}, opts.rng);
+    this.lag = opts.lag === false ? undefined : (opts.lag ?? processLag());
+  }
+
+  /** Whether this process's event loop stalled lately (the pace holds its busy gap). */
+  get busy(): boolean {
+    return this.lag?.lag.busy(performance.now()) ?? false;
   }
 
   async start(): Promise<void> {
@@ -169,6 +199,7 @@ export class CoordService {
     this.o.libp2p.removeEventListener('peer:identify', this.onIdentify);
     this.o.libp2p.removeEventListener('peer:disconnect', this.onDisconnect);
     this.closing.abort();
+    this.lag?.release();
     await this.o.libp2p.unhandle(COORD_PROTOCOL).catch(() => undefined);
   }
 
@@ -233,7 +264,7 @@ export class CoordService {
     this.retag(this.neighbours.rotate(cands, performance.now()));
     const verify = [...this.verify].filter((id) => this.neighbours.has(id));
     this.verify.clear();
-    const picked = this.neighbours.pick(this.pace.fanout());
+    const picked = this.neighbours.pick(this.pace.fanout(this.busy));
     return [...new Set([...verify, ...picked])];
   }
 
@@ -272,12 +303,21 @@ export class CoordService {
         })
         .finally(() => this.inflight--);
     }
-    this.schedule(this.pace.nextDelay());
+    this.schedule(this.pace.nextDelay(this.busy));
   }
 
   /** Measures the RTT to `peer`, learns its coordinate and load, updates Vivaldi. */
   async probe(peer: string): Promise<number> {
-    const { reply, rttMs, relayed } = await this.request(peer, 'probe');
+    const { reply, rttMs, relayed, from, to } = await this.request(peer, 'probe');
+    // A stall that ended as the reply came in is known once the tracker ticks.
+    if (this.lag !== undefined) {
+      await this.lag.nextTick();
+      if (this.lag.lag.spoils(from, to, rttMs, reply.stallMs ?? 0)) {
+        this.probesSpoiled++;
+        return rttMs;
+      }
+    }
+    this.o.peers.note(peer, { rttMs });
     // Queueing only ever adds delay: Vivaldi gets the minimum of the last few
     // samples to this peer (as ping's min RTT), not the latest — but only of
     // samples from the last `windowMs`, so an RTT that grew (a peer moved)
@@ -320,7 +360,7 @@ export class CoordService {
     await this.request(peer, 'bye', 2_000).catch(() => undefined);
   }
 
-  private async request(peer: string, t: 'probe' | 'info' | 'bye', timeout?: number): Promise<{ reply: CoordReply; rttMs: number; relayed: boolean }> {
+  private async request(peer: string, t: 'probe' | 'info' | 'bye', timeout?: number): Promise<{ reply: CoordReply; rttMs: number; relayed: boolean; from: number; to: number }> {
     const timeoutMs = timeout ?? this.o.timeoutMs ?? 10_000;
     let pid: PeerId;
     try {
@@ -351,17 +391,17 @@ export class CoordService {
       const t0 = performance.now();
       await ch.write({ t, coord: this.myCoord(), load, crawler: this.o.crawler });
       const raw = await ch.read();
-      const elapsed = performance.now() - t0;
+      const t1 = performance.now();
+      const elapsed = t1 - t0;
       const reply = replySchema.parse(raw);
       const rttMs = Math.max(0.05, elapsed - Math.min(reply.turnaroundMs ?? 0, elapsed * 0.9));
       this.o.peers.note(peer, {
         coord: reply.coord !== undefined ? fromWireCoord(reply.coord) : undefined,
         load: reply.load,
         crawler: reply.crawler,
-        rttMs: t === 'probe' ? rttMs : undefined,
       });
       await ch.close();
-      return { reply, rttMs, relayed };
+      return { reply, rttMs, relayed, from: t0, to: t1 };
     } catch (err) {
       ch.abort('probe failed');
       throw err;
@@ -399,13 +439,56 @@ export class CoordService {
         imposed = ms;
       }
       const turnaroundMs = Math.max(0, performance.now() - tIn - imposed);
-      await ch.write({ coord: this.myCoord(), load: this.o.load?.(), crawler: this.o.crawler, turnaroundMs });
+      // Stalls before the read delayed it (those after it are in the turnaround).
+      const stallMs = this.lag !== undefined && req.t === 'probe' ? this.lag.lag.stallDuring(tIn - STALL_LOOKBACK_MS, tIn) : undefined;
+      await ch.write({ coord: this.myCoord(), load: this.o.load?.(), crawler: this.o.crawler, turnaroundMs, ...(stallMs !== undefined && stallMs > 0 ? { stallMs: Math.min(60_000, stallMs) } : {}) });
       await ch.close();
     } catch (err) {
       this.o.log?.debug({ peer: remote, err: String(err) }, 'bad coordinate request');
       ch.abort('bad request');
     }
   }
+}
+
+/** How far before reading a probe the responder looks for stalls of its loop, ms. */
+const STALL_LOOKBACK_MS = 1_000;
+
+/** The process's stall tracker: one timer however many nodes the process
+ * hosts (a test network runs several per process), running while any
+ * CoordService uses it. */
+let shared: { lag: LoopLag; users: number; timer: ReturnType<typeof setInterval>; waiters: (() => void)[] } | undefined;
+
+export function processLag(): LagSource {
+  if (shared === undefined) {
+    const lag = new LoopLag();
+    const s = { lag, users: 0, timer: undefined as unknown as ReturnType<typeof setInterval>, waiters: [] as (() => void)[] };
+    let last = performance.now();
+    s.timer = setInterval(() => {
+      const now = performance.now();
+      lag.record(now, now - last - lag.opts.tickMs);
+      last = now;
+      const w = s.waiters;
+      s.waiters = [];
+      for (const f of w) f();
+    }, lag.opts.tickMs);
+    s.timer.unref?.();
+    shared = s;
+  }
+  const s = shared;
+  s.users++;
+  let released = false;
+  return {
+    lag: s.lag,
+    nextTick: () => new Promise<void>((resolve) => (shared === s ? s.waiters.push(resolve) : resolve())),
+    release: () => {
+      if (released) return;
+      released = true;
+      if (--s.users > 0) return;
+      clearInterval(s.timer);
+      for (const f of s.waiters) f();
+      if (shared === s) shared = undefined;
+    },
+  };
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

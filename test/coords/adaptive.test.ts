@@ -72,6 +72,22 @@ describe('adaptive probing pace', () => {
     expect(run(0.3)).toBeLessThan(2_000);
   });
 
+  it('a busy host probes no faster than its busy gap, one probe a round, and returns to full speed when no longer busy', () => {
+    const p = pace({ busyIntervalMs: 5_000 });
+    expect(p.fast).toBe(true);
+    expect(p.fanout(true)).toBe(1);
+    expect(p.nextDelay(true)).toBe(5_000);
+    expect(p.fanout(false)).toBe(DEFAULT_ADAPTIVE_PROBE.fastFanout);
+    expect(p.nextDelay(false)).toBe(1_000);
+    // Backed off beyond the busy gap already: busy changes nothing.
+    for (let i = 0; i < 30; i++) p.observe(100, 100);
+    expect(p.nextDelay(true)).toBe(30_000);
+    // The busy gap is kept inside [min, max] whatever is asked.
+    expect(adaptiveProbeOptions({ minIntervalMs: 200, maxIntervalMs: 2_000 }).busyIntervalMs).toBe(2_000);
+    expect(adaptiveProbeOptions({ minIntervalMs: 8_000, maxIntervalMs: 30_000 }).busyIntervalMs).toBe(8_000);
+    expect(() => adaptiveProbeOptions({ busyIntervalMs: 0 })).toThrow(/busyIntervalMs/);
+  });
+
   it('jitters each gap within the configured spread', () => {
     const p = new AdaptiveProbing({ jitter: 0.2 }, createRng(3));
     const delays = Array.from({ length: 200 }, () => p.nextDelay());

@@ -15,11 +15,43 @@ export class ActivityCounter {
   private readonly traffic = new Libp2pTraffic();
 
   /** libp2p's `metrics` option: counts connections and streams, nothing else. */
-  readonly metrics = (): Metrics => ({
-    ...this.traffic.metrics(),
-    trackMultiaddrConnection: (c: MultiaddrConnection) => this.add(`tcp connections ${c.direction}`),
-    trackProtocolStream: (s: Stream) => this.add(`${s.protocol ?? '?'} ${s.direction}`),
-  });
+  readonly metrics = (): Metrics => {
+    const base = this.traffic.metrics();
+    // The upgrader's failures by direction and error name: why a TCP
+    // connection never became a libp2p connection.
+    const failures: Record<string, string> = {
+      libp2p_connection_manager_dials_inbound_errors_total: 'upgrade failed inbound',
+      libp2p_connection_manager_dials_outbound_errors_total: 'upgrade failed outbound',
+    };
+    const group = ((name: string, o?: never) => {
+      const label = failures[name];
+      if (label === undefined) return (base.registerCounterGroup as (n: string, o?: never) => unknown)(name, o);
+      return { increment: (v: Record<string, unknown>) => Object.keys(v).forEach((k) => this.add(`${label}: ${k}`)), update: () => undefined, reset: () => undefined };
+    }) as Metrics['registerCounterGroup'];
+    return {
+      ...base,
+      registerCounterGroup: group,
+      trackMultiaddrConnection: (c: MultiaddrConnection) => {
+        this.add(`tcp connections ${c.direction}`);
+        if (process.env.VOLCRAWL_ABORT_REASONS !== undefined) this.abortReasons(c);
+      },
+      trackProtocolStream: (s: Stream) => this.add(`${s.protocol ?? '?'} ${s.direction}`),
+    };
+  };
+
+  /** Diagnosis (VOLCRAWL_ABORT_REASONS set): counts why raw connections were
+   * aborted, by the first error's name and message, before or after their upgrade. */
+  private abortReasons(c: MultiaddrConnection): void {
+    const abort = c.abort.bind(c);
+    let seen = false;
+    c.abort = (err: Error) => {
+      if (!seen) {
+        seen = true;
+        this.add(`aborted ${c.direction}: ${err?.name ?? '?'} ${String(err?.message ?? '').slice(0, 70)}`);
+      }
+      abort(err);
+    };
+  }
 
   /** Counts upgraded (encrypted, muxed) connections of `node` as they open and close. */
   watch(node: VolunteerNode): void {

@@ -1,0 +1,70 @@
+// Which RTT samples a stalled event loop spoiled: pure, driven with synthetic ticks.
+import { describe, expect, it } from 'vitest';
+import { LoopLag, loopLagOptions, spoiledBy, DEFAULT_LOOP_LAG } from '../../src/coords/index.js';
+import { createRng } from '../../src/rng.js';
+
+/** A tracker fed by a 50 ms timer from `t0` to `t1` that fired late by `stall(at)` ms. */
+function ticks(lag: LoopLag, t0: number, t1: number, stall: (at: number) => number = () => 0): void {
+  let at = t0;
+  while (at < t1) {
+    const late = stall(at);
+    at += lag.opts.tickMs + late;
+    lag.record(at, late);
+  }
+}
+
+describe('loop lag', () => {
+  it('validates its options and names the bad one', () => {
+    expect(loopLagOptions()).toEqual(DEFAULT_LOOP_LAG);
+    expect(() => loopLagOptions({ tickMs: 0 })).toThrow(/tickMs/);
+    expect(() => loopLagOptions({ keep: 0.5 })).toThrow(/keep/);
+    expect(() => loopLagOptions({ fraction: -1 })).toThrow(/fraction/);
+    expect(() => loopLagOptions({ bogus: 1 } as never)).toThrow(/unknown option 'bogus'/);
+  });
+
+  it('a stall spoils a sample only when it is long against the RTT measured', () => {
+    const o = { toleranceMs: 10, fraction: 0.1 };
+    expect(spoiledBy(5, 2, o)).toBe(false);
+    expect(spoiledBy(30, 2, o)).toBe(true);
+    // 30 ms of stall on a 400 ms transatlantic RTT is within the sample's own noise.
+    expect(spoiledBy(30, 400, o)).toBe(false);
+    expect(spoiledBy(300, 400, o)).toBe(true);
+  });
+
+  it('finds the stall that overlapped a probe, and only that one', () => {
+    const lag = new LoopLag();
+    // A 400 ms stall that ends at t = 1 450 (the tick due at 1 050 fired at 1 450).
+    ticks(lag, 0, 5_000, (at) => (at >= 1_000 && at < 1_050 ? 400 : 0));
+    expect(lag.stallDuring(1_100, 1_300)).toBe(400);
+    expect(lag.stallDuring(1_400, 1_700)).toBe(400);
+    expect(lag.stallDuring(2_000, 2_200)).toBe(0);
+    expect(lag.stallDuring(500, 900)).toBe(0);
+    // A probe over the stall is spoiled; one beside it, or one whose own RTT dwarfs it, is not.
+    expect(lag.spoils(1_200, 1_460, 260)).toBe(true);
+    expect(lag.spoils(2_000, 2_260, 260)).toBe(false);
+    expect(lag.spoils(1_000, 6_000, 5_000)).toBe(false);
+    // The responder's own stall counts too.
+    expect(lag.spoils(2_000, 2_260, 260, 200)).toBe(true);
+  });
+
+  it('is busy while recent stalls pass busyLagMs, and not once they are older than recentMs', () => {
+    const lag = new LoopLag({ busyLagMs: 100, recentMs: 10_000 });
+    const rng = createRng(4);
+    // Stalls of 0–60 ms: an ordinary loaded loop, not busy.
+    ticks(lag, 0, 20_000, () => Math.floor(rng.next() * 60));
+    expect(lag.busy(20_000)).toBe(false);
+    // Half a second of garbage collection.
+    ticks(lag, 20_000, 25_000, (at) => (at >= 21_000 && at < 21_050 ? 500 : 0));
+    expect(lag.busy(25_000)).toBe(true);
+    expect(lag.recent(25_000)).toBe(500);
+    ticks(lag, 25_000, 32_000);
+    expect(lag.busy(32_000)).toBe(false);
+  });
+
+  it('keeps a bounded number of ticks', () => {
+    const lag = new LoopLag({ keep: 10 });
+    ticks(lag, 0, 1_000, (at) => (at < 60 ? 300 : 0));
+    // The stall's tick was overwritten by later ones.
+    expect(lag.stallDuring(0, 1_000)).toBe(0);
+  });
+});
