@@ -27,6 +27,7 @@ import { createRng, deriveSeed } from '../src/rng.js';
 import { toWireCoord } from '../src/dht/peers.js';
 import { signOrder, type TaskOrder, type SignedEnvelope } from '../src/dht/signing.js';
 import { UPLOAD_PROTOCOL } from '../src/dht/upload.js';
+import { DEFAULT_PROVIDER_TTL_MS } from '../src/dht/announce.js';
 import { TestNet, waitFor } from '../testbed/net/harness.js';
 import { ProcessNet } from '../testbed/net/process-net.js';
 
@@ -67,6 +68,9 @@ const netOptions = {
   coordFanout: 2,
   routerCacheTtlMs: 60_000,
   taskRateLimit: { perSecond: 100_000, burst: 100_000 },
+  // The product's provider-record lifetime (the test network's default is
+  // shorter, for tests of departures): re-provides are most of the DHT's bill.
+  providerTtlMs: DEFAULT_PROVIDER_TTL_MS,
 };
 const t0 = performance.now();
 let lastJoinNote = 0;

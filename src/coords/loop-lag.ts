@@ -13,7 +13,8 @@
 // - A sample whose window held a stall longer than `max(toleranceMs,
 //   fraction × RTT)` (either side's: the responder reports its own) is
 //   dropped: it neither feeds Vivaldi nor counts toward the pace.
-// - A host whose recent stalls exceed `busyLagMs` is busy: the pace does not
+// - A host whose loop was late for more than `busyShare` of the last
+//   `recentMs` is busy (one long garbage collection is not: a share is): the pace does not
 //   speed up past its busy gap (adaptive.ts), so a volunteer whose owner is
 //   using the PC measures less.
 //
@@ -28,8 +29,8 @@ export interface LoopLagOptions {
   toleranceMs: number;
   /** …nor one shorter than this fraction of the RTT measured. */
   fraction: number;
-  /** Recent stalls longer than this make the host busy, ms. */
-  busyLagMs: number;
+  /** The host is busy when its loop was late for more than this share of the last `recentMs`. */
+  busyShare: number;
   /** "Recent" for `busy` and `recentMs`, ms. */
   recentMs: number;
 }
@@ -39,7 +40,7 @@ export const DEFAULT_LOOP_LAG: Readonly<LoopLagOptions> = Object.freeze({
   keep: 1_200,
   toleranceMs: 10,
   fraction: 0.1,
-  busyLagMs: 100,
+  busyShare: 0.1,
   recentMs: 10_000,
 });
 
@@ -54,7 +55,7 @@ export function loopLagOptions(partial: Partial<LoopLagOptions> = {}): LoopLagOp
   for (const k of ['tickMs', 'recentMs'] as const) {
     if (!(Number.isFinite(o[k]) && o[k] > 0)) throw new RangeError(`loopLagOptions: ${k} must be a finite number > 0, got ${o[k]}`);
   }
-  for (const k of ['toleranceMs', 'fraction', 'busyLagMs'] as const) {
+  for (const k of ['toleranceMs', 'fraction', 'busyShare'] as const) {
     if (!(Number.isFinite(o[k]) && o[k] >= 0)) throw new RangeError(`loopLagOptions: ${k} must be a finite number >= 0, got ${o[k]}`);
   }
   if (!(Number.isInteger(o.keep) && o.keep >= 1)) throw new RangeError(`loopLagOptions: keep must be an integer >= 1, got ${o.keep}`);
@@ -108,9 +109,20 @@ export class LoopLag {
     return this.stallDuring(now - this.opts.recentMs, now);
   }
 
-  /** Whether the host is busy: a stall longer than `busyLagMs` lately. */
+  /** The share of the last `recentMs` before `now` that the loop spent late (0–1). */
+  lateShare(now: number): number {
+    const from = now - this.opts.recentMs;
+    let late = 0;
+    for (let k = 0; k < this.size; k++) {
+      const at = this.at[k]!;
+      if (at > from && at <= now) late += Math.min(this.late[k]!, at - from);
+    }
+    return Math.min(1, late / this.opts.recentMs);
+  }
+
+  /** Whether the host is busy: its loop was late for more than `busyShare` of the last `recentMs`. */
   busy(now: number): boolean {
-    return this.recent(now) > this.opts.busyLagMs;
+    return this.lateShare(now) > this.opts.busyShare;
   }
 
   /** Whether a sample of `rttMs` over [from, to] is spoiled by our stalls plus the responder's `remoteStallMs`. */

@@ -34,6 +34,13 @@ export { DEFAULT_PROVIDER_TTL_MS } from './announce.js';
 export const VOLUNTEER_MAX_CONNECTIONS = 48;
 /** Gap between liveness pings on each connection, ms (libp2p's default is 10 s). */
 export const DEFAULT_PING_INTERVAL_MS = 60_000;
+/** A volunteer's gap: its neighbours' liveness is proven by coordinate probes
+ * (a failed one drops the neighbour at once), its other connections are brief
+ * DHT ones the trimmer closes, and a ping a minute on each of ~45 connections
+ * was as many streams as the probes themselves. Five minutes still finds a
+ * dead TCP connection (no FIN: a PC that lost power) well before any NAT
+ * forgets an established mapping (RFC 5382: at least 2 h 4 min). */
+export const VOLUNTEER_PING_INTERVAL_MS = 300_000;
 
 export type VolcrawlServices = {
   identify: Identify;

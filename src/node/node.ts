@@ -14,7 +14,7 @@ import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js'
 import { emptyResult, parseTask } from '../crawler/task.js';
 import { ConnectionTrimmer } from '../dht/connection-trim.js';
 import { PeerKeeper } from '../dht/peer-keeper.js';
-import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, VOLUNTEER_PING_INTERVAL_MS, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { ManagerLink } from './manager-link.js';
 import { PeerTable, toWireCoord } from '../dht/peers.js';
 import { CoordService, NEIGHBOUR_TAG_VALUE } from '../dht/coord-protocol.js';
@@ -300,7 +300,7 @@ export class VolunteerNode {
     // libp2p's bound is hard (it refuses inbound connections there): it gets
     // headroom, and the trimmer holds the soft bound (connection-trim.ts).
     const soft = o.maxConnections ?? VOLUNTEER_MAX_CONNECTIONS;
-    const node = await startLibp2pPeer({ ...o, maxConnections: soft + connectionHeadroom(soft) }, {
+    const node = await startLibp2pPeer({ ...o, maxConnections: soft + connectionHeadroom(soft), pingIntervalMs: o.pingIntervalMs ?? VOLUNTEER_PING_INTERVAL_MS }, {
       build: (libp2p) => new VolunteerNode(libp2p, o),
       start: async (n) => {
         n.services.push(...n.ownServices(boot), ...(o.services?.(n) ?? []));

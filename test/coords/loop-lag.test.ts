@@ -47,18 +47,23 @@ describe('loop lag', () => {
     expect(lag.spoils(2_000, 2_260, 260, 200)).toBe(true);
   });
 
-  it('is busy while recent stalls pass busyLagMs, and not once they are older than recentMs', () => {
-    const lag = new LoopLag({ busyLagMs: 100, recentMs: 10_000 });
+  it('is busy while its loop is late for more than busyShare of recentMs, not for one long stall', () => {
+    const lag = new LoopLag({ busyShare: 0.1, recentMs: 10_000 });
     const rng = createRng(4);
-    // Stalls of 0–60 ms: an ordinary loaded loop, not busy.
-    ticks(lag, 0, 20_000, () => Math.floor(rng.next() * 60));
+    // Ticks late by 0–6 ms (about 5 % of the time): an ordinary loaded loop, not busy.
+    ticks(lag, 0, 20_000, () => Math.floor(rng.next() * 6));
+    expect(lag.lateShare(20_000)).toBeGreaterThan(0.02);
     expect(lag.busy(20_000)).toBe(false);
-    // Half a second of garbage collection.
-    ticks(lag, 20_000, 25_000, (at) => (at >= 21_000 && at < 21_050 ? 500 : 0));
-    expect(lag.busy(25_000)).toBe(true);
-    expect(lag.recent(25_000)).toBe(500);
-    ticks(lag, 25_000, 32_000);
-    expect(lag.busy(32_000)).toBe(false);
+    // One 600 ms garbage collection: a long stall, yet not a busy host.
+    ticks(lag, 20_000, 30_000, (at) => (at >= 21_000 && at < 21_050 ? 600 : 0));
+    expect(lag.recent(30_000)).toBe(600);
+    expect(lag.busy(30_000)).toBe(false);
+    // The owner's work starves the process: every tick 20–40 ms late.
+    ticks(lag, 30_000, 40_000, () => 20 + Math.floor(rng.next() * 20));
+    expect(lag.busy(40_000)).toBe(true);
+    // And calm again once that is older than recentMs.
+    ticks(lag, 40_000, 51_000);
+    expect(lag.busy(51_000)).toBe(false);
   });
 
   it('keeps a bounded number of ticks', () => {

@@ -69,6 +69,7 @@ export function nodeActivity(n: VolunteerNode): Activity {
   return {
     'probes ok': n.coords.probesOk,
     'probes failed': n.coords.probesFailed,
+    'probes spoiled (loop stall)': n.coords.probesSpoiled,
     'cell announcements': n.announcer.announcements,
     'connections trimmed': n.trimmer.trimmed,
     'keeper refills': n.keeper.refills,
