@@ -8,11 +8,16 @@
 //
 // - A timer that should fire every `tickMs` records how late it fired (its
 //   lateness is how long the loop was stalled just before it). `LoopLag`
-//   keeps the recent ticks and answers "how long was the loop stalled during
-//   [from, to]" — the probe's own window — and "how stalled lately".
-// - A sample whose window held a stall longer than `max(toleranceMs,
-//   fraction × RTT)` (either side's: the responder reports its own) is
-//   dropped: it neither feeds Vivaldi nor counts toward the pace.
+//   keeps the recent ticks and answers "how long had the loop been stalled
+//   when it read this message" and "how stalled lately". Only a stall still
+//   going on when the reply arrived delays its reading: one that ended
+//   earlier in the probe's window left the loop free before the reply came
+//   (a reply that had arrived is read in the same loop iteration the stall
+//   ends in), so only stalls that end within `tickMs` of the read count.
+// - A sample whose read was delayed by a stall longer than `max(toleranceMs,
+//   fraction × RTT)` (either side's: the responder reports how long its loop
+//   was stalled when it read the request) is dropped: it neither feeds
+//   Vivaldi nor counts toward the pace.
 // - A host whose loop was late for more than `busyShare` of the last
 //   `recentMs` is busy (one long garbage collection is not: a share is): the pace does not
 //   speed up past its busy gap (adaptive.ts), so a volunteer whose owner is
@@ -125,8 +130,16 @@ export class LoopLag {
     return this.lateShare(now) > this.opts.busyShare;
   }
 
-  /** Whether a sample of `rttMs` over [from, to] is spoiled by our stalls plus the responder's `remoteStallMs`. */
-  spoils(from: number, to: number, rttMs: number, remoteStallMs = 0): boolean {
-    return spoiledBy(this.stallDuring(from, to) + remoteStallMs, rttMs, this.opts);
+  /** How long the loop had been stalled when it read a message at `t`, ms:
+   * the longest stall that was going on at `t` or ended less than `tickMs`
+   * before it. Ask after the next tick (a stall ending with the read shows
+   * only then). */
+  stallAt(t: number): number {
+    return this.stallDuring(t - this.opts.tickMs, t);
+  }
+
+  /** Whether a sample of `rttMs` read at `readAt` is spoiled by our stall plus the responder's `remoteStallMs`. */
+  spoils(readAt: number, rttMs: number, remoteStallMs = 0): boolean {
+    return spoiledBy(this.stallAt(readAt) + remoteStallMs, rttMs, this.opts);
   }
 }

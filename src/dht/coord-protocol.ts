@@ -19,9 +19,9 @@
 // prunes down to its bound.
 //
 // Samples taken while either side's event loop was stalled are dropped
-// (src/coords/loop-lag.ts): the responder says how long its loop stalled
-// before it read the request (`stallMs`), the caller checks its own loop over
-// the probe's window; a spoiled sample neither feeds Vivaldi nor counts toward
+// (src/coords/loop-lag.ts): the responder says how long its loop had been
+// stalled when it read the request (`stallMs`), the caller checks its own
+// loop when it read the reply; a spoiled sample neither feeds Vivaldi nor counts toward
 // the pace, and while this process's loop stalls lately the pace stays at its
 // busy gap, one probe a round (a busy PC measures less, and a loaded test
 // network no longer speeds its probing up on its own noise).
@@ -65,7 +65,7 @@ const replySchema = z.object({
    * imposed delay, ms; subtracted from the measured RTT so a busy responder's
    * queueing does not count as network distance (as NTP does). */
   turnaroundMs: z.number().finite().min(0).max(60_000).optional(),
-  /** How long the responder's event loop stalled just before it read the
+  /** How long the responder's event loop had been stalled when it read the
    * request, ms: a delay in reading that its turnaround does not cover. */
   stallMs: z.number().finite().min(0).max(60_000).optional(),
 });
@@ -308,11 +308,11 @@ export class CoordService {
 
   /** Measures the RTT to `peer`, learns its coordinate and load, updates Vivaldi. */
   async probe(peer: string): Promise<number> {
-    const { reply, rttMs, relayed, from, to } = await this.request(peer, 'probe');
+    const { reply, rttMs, relayed, to } = await this.request(peer, 'probe');
     // A stall that ended as the reply came in is known once the tracker ticks.
     if (this.lag !== undefined) {
       await this.lag.nextTick();
-      if (this.lag.lag.spoils(from, to, rttMs, reply.stallMs ?? 0)) {
+      if (this.lag.lag.spoils(to, rttMs, reply.stallMs ?? 0)) {
         this.probesSpoiled++;
         return rttMs;
       }
@@ -439,8 +439,8 @@ export class CoordService {
         imposed = ms;
       }
       const turnaroundMs = Math.max(0, performance.now() - tIn - imposed);
-      // Stalls before the read delayed it (those after it are in the turnaround).
-      const stallMs = this.lag !== undefined && req.t === 'probe' ? this.lag.lag.stallDuring(tIn - STALL_LOOKBACK_MS, tIn) : undefined;
+      // A stall going on when the request arrived delayed its read (later ones are in the turnaround).
+      const stallMs = this.lag !== undefined && req.t === 'probe' ? this.lag.lag.stallAt(tIn) : undefined;
       await ch.write({ coord: this.myCoord(), load: this.o.load?.(), crawler: this.o.crawler, turnaroundMs, ...(stallMs !== undefined && stallMs > 0 ? { stallMs: Math.min(60_000, stallMs) } : {}) });
       await ch.close();
     } catch (err) {
@@ -449,9 +449,6 @@ export class CoordService {
     }
   }
 }
-
-/** How far before reading a probe the responder looks for stalls of its loop, ms. */
-const STALL_LOOKBACK_MS = 1_000;
 
 /** The process's stall tracker: one timer however many nodes the process
  * hosts (a test network runs several per process), running while any

@@ -39,12 +39,17 @@ describe('loop lag', () => {
     expect(lag.stallDuring(1_400, 1_700)).toBe(400);
     expect(lag.stallDuring(2_000, 2_200)).toBe(0);
     expect(lag.stallDuring(500, 900)).toBe(0);
-    // A probe over the stall is spoiled; one beside it, or one whose own RTT dwarfs it, is not.
-    expect(lag.spoils(1_200, 1_460, 260)).toBe(true);
-    expect(lag.spoils(2_000, 2_260, 260)).toBe(false);
-    expect(lag.spoils(1_000, 6_000, 5_000)).toBe(false);
+    // A reply read as the stall ended (just before or after its tick) waited
+    // for it; one read later, or one whose own RTT dwarfs the stall, did not.
+    expect(lag.stallAt(1_450)).toBe(400);
+    expect(lag.stallAt(1_430)).toBe(400);
+    expect(lag.stallAt(1_480)).toBe(400);
+    expect(lag.stallAt(1_600)).toBe(0);
+    expect(lag.spoils(1_460, 260)).toBe(true);
+    expect(lag.spoils(1_700, 700)).toBe(false);
+    expect(lag.spoils(1_450, 5_000)).toBe(false);
     // The responder's own stall counts too.
-    expect(lag.spoils(2_000, 2_260, 260, 200)).toBe(true);
+    expect(lag.spoils(2_260, 260, 200)).toBe(true);
   });
 
   it('is busy while its loop is late for more than busyShare of recentMs, not for one long stall', () => {
