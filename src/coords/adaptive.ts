@@ -57,7 +57,7 @@ export const DEFAULT_ADAPTIVE_PROBE: Readonly<AdaptiveProbeOptions> = Object.fre
   agreeToleranceMs: 5,
   fastFanout: 2,
   jitter: 0.2,
-  busyIntervalMs: 5_000,
+  busyIntervalMs: 3_000,
 });
 
 function check(ok: boolean, message: string): void {

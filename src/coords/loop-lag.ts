@@ -43,8 +43,8 @@ export interface LoopLagOptions {
 export const DEFAULT_LOOP_LAG: Readonly<LoopLagOptions> = Object.freeze({
   tickMs: 50,
   keep: 1_200,
-  toleranceMs: 10,
-  fraction: 0.1,
+  toleranceMs: 20,
+  fraction: 0.2,
   busyShare: 0.1,
   recentMs: 10_000,
 });
