@@ -4,8 +4,9 @@
 //
 // Tuned for a node that must not be noticed on a volunteer's PC (docs/node.md,
 // "What an idle node costs"): every periodic exchange costs CPU on two nodes,
-// so liveness is checked once a minute (libp2p's connection monitor; yamux's
-// own keep-alive is off), kad-dht queries ask 3 peers at a time on 3 disjoint
+// so liveness is checked once a minute (libp2p's connection monitor; every 5
+// minutes on a volunteer, VOLUNTEER_PING_INTERVAL_MS; yamux's own keep-alive
+// is off), kad-dht queries ask 3 peers at a time on 3 disjoint
 // paths (the Kademlia paper's α; libp2p's default of 10 and 10 contacts most
 // of a small network per query), and provider records live 10 minutes,
 // re-provided at half-life.
