@@ -35,8 +35,8 @@ async function open(extra: Parameters<typeof openManager>[2] = {}): Promise<Mana
   return mgr;
 }
 
-async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+async function until(what: string, cond: () => boolean | Promise<boolean>, tries = 500): Promise<void> {
+  for (let i = 0; i < tries; i++) {
     if (await cond()) return;
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -196,6 +196,77 @@ describe('trust service in a real manager', () => {
     } finally {
       m.trust.checks.stopSweep();
     }
+  });
+
+  it('re-crawls of a quarantined volunteer\'s pages go unforwarded, wait while every volunteer is full, and follow up until no forged page is current', async () => {
+    const offered: { peer: string; forward: boolean | undefined; id: string }[] = [];
+    let full = false;
+    m.trust.network = {
+      candidates: () => [F, V1, V2, V3].map((id, i) => ({ id, address: `10.0.${i}.1`, coord: [i * 30, 0] })),
+      dispatchTo: async (t, peer, opts) => {
+        offered.push({ peer, forward: opts?.forward, id: t.task.id });
+        if (full) return { status: 'full' as const, reason: 'no room' };
+        sent.push({ t, peer });
+        return { status: 'accepted' as const, by: peer };
+      },
+    };
+    await crawl(F, pages(1), true);
+    await answer(0, pages(1));
+    // Every volunteer is full when the quarantine asks for the re-crawl.
+    await until('the third crawl', () => sent.length > 1);
+    full = true;
+    await answer(1, pages(1));
+    await until('the quarantine', () => m.trust.status(F) === 'quarantined');
+    const ch = (await m.channels.list())[0]!;
+    const forgedNow = async () => (await m.pages.latest(ch.id)).filter((p) => p.text.includes('SPAM')).length;
+    expect(await forgedNow()).toBe(6);
+    expect(m.trust.checks.recrawls.size).toBe(1);
+    expect(m.trust.counters.recrawls).toBe(0);
+    m.trust.checks.startSweep();
+    try {
+      const tries = offered.length;
+      await until('an offer at the sweep', () => offered.length > tries, 3000);
+      full = false;
+      await until('the re-crawl', () => sent.length > 2, 3000);
+      const first = sent[2]!;
+      expect(first.peer).not.toBe(F);
+      expect(offered.filter((o) => o.id === first.t.task.id).every((o) => o.forward === false)).toBe(true); // never handed on (to a forger)
+      expect(first.t.task.known).toEqual([]);
+      // Its crawl is cut by the deadline after 3 of the 6 pages: 3 forged pages stay current…
+      clock.advance(500);
+      await m.ingest.ingest(upload(first.t.task, resultFor(first.t.task, pages(1).slice(0, 3), { at: clock.now(), status: 'deadline' })), first.peer);
+      await until('the first re-crawl stored', async () => (await forgedNow()) === 3);
+      // …so another re-crawl follows, and its crawl replaces the rest.
+      await until('a second re-crawl', () => sent.length > 3, 3000);
+      const second = sent[3]!;
+      expect(second.peer).not.toBe(F);
+      clock.advance(500);
+      await m.ingest.ingest(upload(second.t.task, resultFor(second.t.task, pages(1), { at: clock.now() })), second.peer);
+      await until('every forged page replaced', async () => (await forgedNow()) === 0 && m.trust.checks.recrawls.size === 0);
+      expect(m.trust.counters.recrawls).toBe(2);
+      expect(m.trust.overhead()).toBe(2); // (1 check + 1 third crawl) ÷ 1 task: re-crawls are counted apart
+    } finally {
+      m.trust.checks.stopSweep();
+    }
+  });
+
+  it('a check whose subject is quarantined while it waits is cancelled, not sent', async () => {
+    m.trust.network = {
+      candidates: () => [F, V1, V2, V3].map((id, i) => ({ id, address: `10.0.${i}.1`, coord: [i * 30, 0] })),
+      dispatchTo: async () => ({ status: 'full' as const, reason: 'no room' }),
+    };
+    await crawl(F, pages(1), true);
+    await until('the check to wait', () => m.trust.checks.waitingCount === 1);
+    await m.trust.ban(F, 'alice', 'caught elsewhere');
+    m.trust.checks.startSweep();
+    try {
+      await until('the cancellation', () => m.trust.checks.waitingCount === 0, 3000);
+    } finally {
+      m.trust.checks.stopSweep();
+    }
+    expect(m.trust.counters.checksCancelled).toBe(1);
+    expect(m.trust.counters.checksDropped).toBe(0);
+    expect(m.trust.counters.spotChecks).toBe(0);
   });
 
   it('a volunteer that acknowledges tasks and drops them is quarantined once it loses far more than the others; one lost task is nothing', async () => {

@@ -6,6 +6,7 @@ import {
   checkRate,
   checkScope,
   drawIntroAt,
+  introPassesOver,
   introPhase,
   checkWindow,
   decideSpotCheck,
@@ -249,13 +250,54 @@ describe('a new identity\'s intro check', () => {
     expect(introPhase(rec({ tasks: 5 }))).toBe('over'); // no intro drawn (introTasks 0, or an old record until its next task)
     expect(introPhase(rec({ tasks: 1, introAt: 4 }), { introTasks: 0 })).toBe('over');
   });
-  it('sets the rate: nothing sampled before it, every task when due, the reputation\'s after, and a suspect\'s whatever the intro', () => {
+  it('sets the rate: nothing sampled before it, every task when due, nothing more in the first 10 tasks, the reputation\'s after, and a suspect\'s whatever the intro', () => {
     expect(checkRate(rec({ tasks: 3, introAt: 4 }))).toBe(0);
     expect(checkRate(rec({ tasks: 4, introAt: 4 }))).toBe(1);
-    const after = recordOutcome(rec({ tasks: 5, introAt: 4, checked: 1 }), { kind: 'agree', at: 1 }).record;
+    // The intro check is the sampled rate's share of the first 10 tasks.
+    const agreed = recordOutcome(rec({ tasks: 5, introAt: 4, checked: 1 }), { kind: 'agree', at: 1 }).record;
+    expect(checkRate(agreed)).toBe(0);
+    expect(checkRate({ ...agreed, tasks: 10 })).toBe(0);
+    const after = { ...agreed, tasks: 11 };
     expect(checkRate(after)).toBe(spotCheckRate(after));
+    expect(checkRate(after)).toBeGreaterThan(0.05);
     const suspect = recordOutcome(rec({ tasks: 1, introAt: 8 }), { kind: 'coordinate', at: 1 }).record;
     expect(checkRate(suspect)).toBe(1);
+  });
+  it('passes over a crawl that stored no page text (nothing to forge), up to introTasks tasks past its drawn one', () => {
+    expect(introPassesOver(rec({ tasks: 4, introAt: 4 }), 0)).toBe(true);
+    expect(introPassesOver(rec({ tasks: 4, introAt: 4 }), 2)).toBe(false);
+    expect(introPassesOver(rec({ tasks: 13, introAt: 4 }), 0)).toBe(true);
+    expect(introPassesOver(rec({ tasks: 14, introAt: 4 }), 0)).toBe(false); // one that never uploads text is checked all the same
+    expect(introPassesOver(rec({ tasks: 4 }), 0)).toBe(false);
+  });
+  it('lands on a crawl with text for a forger whose crawls carry text on half its tasks (spent on any crawl: half of them), for about one check in its first 20 tasks', () => {
+    // The service's loop: draw at checkRate; a due intro passes over a crawl with no text.
+    const run = (passOver: boolean, seed: number): { onText: number; checks: number } => {
+      const rng = createRng(seed);
+      let onText = 0;
+      let checks = 0;
+      for (let v = 0; v < 2000; v++) {
+        let r: ReturnType<typeof newReputation> = { ...newReputation(`t${v}`, 0), introAt: drawIntroAt(rng) };
+        let first = true;
+        for (let t = 1; t <= 20; t++) {
+          r = { ...r, tasks: t };
+          const text = rng.next() < 0.5 ? 3 : 0;
+          const due = introPhase(r) === 'due';
+          if (!(rng.next() < checkRate(r)) || (passOver && due && introPassesOver(r, text))) continue;
+          checks++;
+          // An honest-looking answer: the intro is over (a forger's text would be caught here).
+          if (due) r = recordOutcome({ ...r, checked: (r.checked ?? 0) + 1 }, { kind: 'agree', at: t }).record;
+          if (first && text > 0) onText++;
+          first = false;
+        }
+      }
+      return { onText, checks };
+    };
+    const now = run(true, 3);
+    expect(now.onText).toBeGreaterThan(0.99 * 2000); // P(no text in 10 tasks in a row) = 0.1 %
+    expect(now.checks / 2000).toBeLessThan(2); // the intro, then at most 10 tasks at ≤ 7.4 %
+    const before = run(false, 3);
+    expect(before.onText / 2000).toBeLessThan(0.6);
   });
   it('is drawn uniformly from the first introTasks tasks', () => {
     const rng = createRng(5);

@@ -16,7 +16,6 @@ import type { Rng } from '../../rng.js';
 import type { WireCoord } from '../../dht/signing.js';
 import type { UploadedResult } from '../domain/result-schema.js';
 import type { Channel } from '../domain/channel.js';
-import type { TaskRecord } from '../domain/records.js';
 import { MINUTE } from '../domain/scheduler.js';
 import { buildTask, taskId } from '../domain/task-builder.js';
 import { UploadRefused } from '../errors.js';
@@ -31,6 +30,7 @@ import { chooseVerifier, type VolunteerInfo } from './verifier.js';
 import { CheckCrawl } from './views.js';
 import { parseStoredCheck, type Check, type Waiting } from './check-record.js';
 import { distrustPages } from './distrust.js';
+import { Recrawls, type SentTask as Sent } from './recrawls.js';
 
 /** What the network side lends the trust service. */
 export interface TrustNetwork {
@@ -44,7 +44,7 @@ export interface TrustNetwork {
 /** What the checks need of the trust service (service.ts implements it). */
 export interface TrustHost {
   readonly core: ServiceCore;
-  readonly counters: { spotChecks: number; tieBreaks: number; checksAgreed: number; checksDisagreed: number; checksInconclusive: number; checksDropped: number; byReason: Record<string, number> };
+  readonly counters: { spotChecks: number; tieBreaks: number; checksAgreed: number; checksDisagreed: number; checksInconclusive: number; checksDropped: number; checksCancelled?: number; byReason: Record<string, number> };
   readonly spot: SpotCheckOptions;
   readonly cmp: CompareOptions;
   status(id: string): VolunteerStatus;
@@ -53,6 +53,7 @@ export interface TrustHost {
   saveCounters(): Promise<void>;
   recrawl(channel: string, why: string): Promise<void>;
   noteRecrawl(id: string): void;
+  countRecrawl(): void;
   noteChecked(volunteer: string): Promise<void>;
 }
 
@@ -61,14 +62,6 @@ const SEQ_BASE = 36 ** 6;
 const SWEEP_MS = 1000;
 /** Volunteers a check crawl is offered to before it is dropped. */
 const CHECK_TRIES = 3;
-
-interface Sent {
-  id: string;
-  /** The peer that holds it (a full receiver may forward it). */
-  by: string;
-  issuedAt: number;
-  deadline: number;
-}
 
 const party = (v: CrawlView): CheckParty => ({ volunteer: v.volunteer, taskId: v.taskId, receivedAt: v.receivedAt });
 
@@ -80,12 +73,32 @@ export class TrustChecks {
   private seq = SEQ_BASE;
   private timer: ReturnType<typeof setInterval> | undefined;
   private sweeping = false;
+  /** Re-crawls of distrusted pages, followed until they land. */
+  readonly recrawls: Recrawls;
 
   constructor(
     private readonly s: TrustHost,
     private readonly rng: Rng,
     readonly timeScale: number,
-  ) {}
+  ) {
+    this.recrawls = new Recrawls(
+      {
+        core: s.core,
+        excluded: () => s.excluded(),
+        pick: (subject, others, exclude) => this.pick(subject, others, exclude),
+        send: (ch, peer, register, unregister, forward) => this.send(ch, peer, register, unregister, forward),
+        noteRecrawl: (id) => s.noteRecrawl(id),
+        countRecrawl: () => s.countRecrawl(),
+      },
+      () => this.graceMs,
+    );
+  }
+
+  /** Whether `id` may no longer work (quarantined or banned): checks of its work are moot. */
+  private held(id: string): boolean {
+    const st = this.s.status(id);
+    return st === 'quarantined' || st === 'banned';
+  }
 
   has(id: string): boolean {
     return this.inFlight.has(id);
@@ -231,6 +244,7 @@ export class TrustChecks {
   /** Sends a check of the subject's crawl of `ch` to an independent volunteer, or
    * keeps it waiting for one with room (up to a check crawl's timeout). */
   async start(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null): Promise<void> {
+    if (this.held(subject.volunteer)) return;
     if (await this.tryVerify(ch, subject, reason, ratePerMinute)) return;
     this.waiting.push({ stage: 'verify', ch, subject, reason, ratePerMinute, until: this.s.core.clock() + this.timeoutMs });
     this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer }, 'no independent volunteer has room for the check now: it waits');
@@ -291,9 +305,22 @@ export class TrustChecks {
     if (ab.verdict === 'agree') this.s.counters.checksAgreed++;
     if (ab.verdict === 'inconclusive') this.s.counters.checksInconclusive++;
     if (!pair.needsTieBreak) return;
+    if (await this.moot(ck.subject.volunteer, view.volunteer, ck.subject.taskId)) return;
     if (await this.tryThird(ck, view, ab)) return;
     this.waiting.push({ stage: 'tiebreak', ck, view, ab, until: now + this.timeoutMs });
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'no third volunteer has room now: the tie-break waits');
+  }
+
+  /** A disagreement with a side already quarantined or banned needs no third crawl:
+   * the subject's pages are re-crawled anyway, or the verifier's crawl proves
+   * nothing (the subject's next check decides). Counted as cancelled. */
+  private async moot(subject: string, verifier: string, taskId: string): Promise<boolean> {
+    const who = this.held(subject) ? subject : this.held(verifier) ? verifier : null;
+    if (who === null) return false;
+    this.s.counters.checksCancelled = (this.s.counters.checksCancelled ?? 0) + 1;
+    if (who === verifier) await this.s.apply(subject, { kind: 'inconclusive', at: this.s.core.clock(), taskId, reason: 'its verifier was quarantined' });
+    this.s.core.log.info({ task: taskId, volunteer: subject, verifier, held: who }, 'disagreement with a quarantined volunteer: no third crawl');
+    return true;
   }
 
   private async tryThird(ck: Check, view: CrawlView, ab: NonNullable<Check['ab']>): Promise<boolean> {
@@ -337,38 +364,6 @@ export class TrustChecks {
     return distrustPages(this.s.core, channel, peer, since, onlyTask);
   }
 
-  /** A re-crawl of `channel` by a volunteer in good standing; its pages are stored as usual. */
-  async recrawl(channel: string, why: string): Promise<string | null> {
-    const ch = await this.s.core.repos.channels.get(channel);
-    const excluded = [...this.s.excluded()];
-    const peer = ch === undefined ? null : this.pick(excluded[0] ?? '', excluded.slice(1));
-    if (ch === undefined || peer === null) {
-      this.s.core.log.info({ channel, why }, 're-crawl not issued now: the next scheduled crawl brings every page');
-      return null;
-    }
-    const { repos, commit } = this.s.core;
-    const record = (m: Sent, state: TaskRecord['state']): TaskRecord => ({ id: m.id, channel, host: ch.host, issuedAt: m.issuedAt, deadline: m.deadline, round: 0, state, holder: m.by, parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 });
-    // An ordinary task record outside the schedule (under its finished key): the ingest
-    // service stores its pages like any upload's and leaves the schedule alone.
-    let sentMeta: Sent | undefined;
-    const sent = await this.send(
-      ch,
-      peer,
-      async (m) => {
-        sentMeta = m;
-        this.s.noteRecrawl(m.id);
-        await commit.run(() => repos.commit([repos.tasks.putOp(record(m, 'running'), false)]));
-      },
-      async () => {
-        if (sentMeta !== undefined) await commit.run(() => repos.commit([repos.tasks.putOp({ ...record(sentMeta!, 'failed'), reason: 'not accepted' }, false)]));
-      },
-    );
-    if (sent === null) return null;
-    if (sent.by !== peer) await commit.run(() => repos.commit([repos.tasks.putOp(record(sent, 'running'), false)]));
-    this.s.core.log.info({ channel, task: sent.id, by: sent.by, why }, 're-crawl issued');
-    return sent.id;
-  }
-
   /** Checks whose crawler did not upload in time: a lost task for it, and the check is dropped.
    * Waiting checks are offered again; past their time they are dropped (counted). */
   private async sweep(): Promise<void> {
@@ -376,6 +371,12 @@ export class TrustChecks {
     // Each stays listed while it is offered (pendingFor must see it), and leaves once placed or dropped.
     for (const w of [...this.waiting]) {
       const subject = w.stage === 'verify' ? w.subject : w.ck.subject;
+      if (this.held(subject.volunteer) || (w.stage === 'tiebreak' && this.held(w.view.volunteer))) {
+        // Its subject (or the verifier it disagreed with) was quarantined while it waited.
+        this.waiting = this.waiting.filter((x) => x !== w);
+        this.s.counters.checksCancelled = (this.s.counters.checksCancelled ?? 0) + 1;
+        continue;
+      }
       const placed = w.stage === 'verify' ? await this.tryVerify(w.ch, w.subject, w.reason, w.ratePerMinute) : await this.tryThird(w.ck, w.view, w.ab);
       if (!placed && this.s.core.clock() <= w.until) continue;
       this.waiting = this.waiting.filter((x) => x !== w);
@@ -390,5 +391,6 @@ export class TrustChecks {
       // A resumed check's upload may have failed while the manager was down: not held against the verifier.
       if (ck.resumed !== true) await this.s.apply(ck.peer, { kind: 'lost', at: now, taskId: ck.id, reason: 'accepted a check crawl and never uploaded it' });
     }
+    await this.recrawls.sweep(now);
   }
 }

@@ -20,7 +20,7 @@ import type { ServiceCore } from '../services/core.js';
 import { compareOptions, DEFAULT_COMPARE, type CompareOptions } from './compare.js';
 import { reputationOptions, type ReputationOptions } from './reputation-options.js';
 import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, summarise, unban, type Outcome, type ReputationRecord, type ReputationSummary, type VolunteerStatus } from './reputation.js';
-import { checkRate, decideSpotCheck, DEFAULT_SPOT_CHECK, drawIntroAt, introPhase, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
+import { checkRate, decideSpotCheck, DEFAULT_SPOT_CHECK, drawIntroAt, introPassesOver, introPhase, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
 import { TrustChecks, type TrustNetwork } from './checks.js';
 import { lossStandsOut } from './loss.js';
 import { storedCrawlView } from './views.js';
@@ -54,10 +54,12 @@ export interface TrustCounters {
   checksDropped: number;
   /** Checks not issued because one of the same volunteer's work was in flight. */
   checksDeferred: number;
+  /** Checks and third crawls not sent because a side was quarantined meanwhile (moot). */
+  checksCancelled: number;
   byReason: Record<string, number>;
 }
 
-const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, byReason: {} });
+const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, checksCancelled: 0, byReason: {} });
 
 /** A finished task as the ingest service reports it (after its final part is committed). */
 export interface FinishedTask {
@@ -237,7 +239,10 @@ export class TrustService {
   async taskFinished(f: FinishedTask): Promise<void> {
     if (!this.enabled) return;
     const { t, ch, from, r } = f;
-    if (this.recrawlIds.delete(t.id)) return;
+    if (this.recrawlIds.delete(t.id)) {
+      await this.checks.recrawls.landed(t.id);
+      return;
+    }
     const first = !this.records.has(from);
     const rec = { ...this.record(from) };
     rec.tasks = (rec.tasks ?? 0) + 1;
@@ -279,6 +284,7 @@ export class TrustService {
     // under load, a forger's three intro checks did, and it went unchecked for 38 tasks).
     if (t.livePages === 0 && decision.reason !== 'anomaly-empty') return;
     const reason = decision.reason === 'sampled' && introPhase(rec, this.spot) === 'due' ? 'intro' : decision.reason;
+    if (reason === 'intro' && introPassesOver(rec, t.pagesStored, this.spot) && !(this.rng.next() < this.minRate)) return;
     // One check of a volunteer's work at a time: while one is in flight its verdict is
     // still to come, and a volunteer on probation or caught in an anomaly (every task
     // checked) would otherwise get a check for each task it finishes meanwhile — most
@@ -338,9 +344,14 @@ export class TrustService {
     this.core.log.warn({ volunteer: r.id, reason: r.ban?.reason ?? r.quarantine?.reason, channels: works.length, unverifiedPages: unverified, lastVerified: r.lastVerified }, r.ban !== null ? 'volunteer banned' : 'volunteer quarantined');
   }
 
-  /** Re-crawls a channel by an independent volunteer; the new pages replace unverified ones. */
+  /** Re-crawls a channel by an independent volunteer until the new pages have replaced the unverified ones (recrawls.ts). */
   async recrawl(channel: string, why: string): Promise<void> {
-    if ((await this.checks.recrawl(channel, why)) !== null) this.counters.recrawls++;
+    await this.checks.recrawls.request(channel, why);
+  }
+
+  /** A re-crawl was accepted. */
+  countRecrawl(): void {
+    this.counters.recrawls++;
   }
 
   /** One more extra crawl spent on checking `volunteer`'s work. */

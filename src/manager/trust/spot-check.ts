@@ -204,15 +204,36 @@ export function introPhase(rec: { tasks?: number; introAt?: number; checked?: nu
 }
 
 /** The probability that a finished task of this volunteer is drawn for a
- * check: 1 when its intro check is due; 0 while it is still to come and
- * nothing speaks against the volunteer (the intro check stands in for the
- * sampled rate); else the reputation's spotCheckRate. */
+ * check: 1 when its intro check is due; 0 while it is still to come, and for
+ * the rest of its first introTasks tasks once it is over, while nothing speaks
+ * against the volunteer (the intro check is the sampled rate's share of those
+ * tasks: one check where sampling would spend 0.74); else the reputation's
+ * spotCheckRate. */
 export function checkRate(rec: ReputationRecord, repOptions: ReputationOptions = DEFAULT_REPUTATION, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): number {
+  const o = spotCheckOptions(options);
   const adaptive = spotCheckRate(rec, repOptions);
-  const phase = introPhase(rec, options);
-  if (phase === 'due') return reputationStatus(rec, repOptions) === 'quarantined' || reputationStatus(rec, repOptions) === 'banned' ? 0 : 1;
-  if (phase === 'before' && reputationStatus(rec, repOptions) === 'new') return 0;
+  const status = reputationStatus(rec, repOptions);
+  const phase = introPhase(rec, o);
+  if (phase === 'due') return status === 'quarantined' || status === 'banned' ? 0 : 1;
+  if (status !== 'new' || rec.introAt === undefined) return adaptive;
+  if (phase === 'before' || (rec.tasks ?? 0) <= o.introTasks) return 0;
   return adaptive;
+}
+
+/**
+ * Whether a task whose intro check is due is passed over: a crawl that stored
+ * no page text (every page unchanged) gives a text forger nothing to forge, so
+ * its check would end in an agreement that ends the intro and says nothing
+ * about the volunteer's text (seen in the benchmark: a forger's intro check
+ * fell on such a crawl, agreed, and the forger then went unchecked for tens of
+ * tasks). The intro waits for a crawl with text, up to introTasks tasks past
+ * its drawn one; then any crawl is checked (a volunteer that never uploads
+ * text — one that echoes the digests it was given — is checked all the same).
+ */
+export function introPassesOver(rec: { tasks?: number; introAt?: number }, storedTextPages: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): boolean {
+  const o = spotCheckOptions(options);
+  if (storedTextPages > 0 || rec.introAt === undefined) return false;
+  return (rec.tasks ?? 0) < rec.introAt + o.introTasks;
 }
 
 /** Which of a new identity's first tasks gets its intro check (1-based), or undefined with introTasks 0. */
