@@ -65,6 +65,10 @@ export interface IntegrityResult {
   overheadWithRecrawls: number;
   checksDropped: number;
   checksDeferred: number;
+  /** Checks and third crawls not sent because a side was quarantined meanwhile. */
+  checksCancelled: number;
+  /** Second crawls by why they were issued (intro, sampled, anomaly-empty, anomaly-changes, failure-claim). */
+  checksByReason: Record<string, number>;
   forgedCurrentPeak: number;
   runSeconds: number;
   timeScale: number;
@@ -80,7 +84,7 @@ interface VolunteerSummary {
   totals: { coordinate: number; coordinateOk: number };
 }
 interface VolunteersView {
-  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number };
+  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number; checksCancelled?: number; byReason?: Record<string, number> };
   verificationOverhead: number;
   volunteers: VolunteerSummary[];
 }
@@ -183,6 +187,8 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       overheadWithRecrawls: v.counters.primary > 0 ? Math.round(((v.counters.spotChecks + v.counters.tieBreaks + v.counters.recrawls) / v.counters.primary) * 1e4) / 1e4 : 0,
       checksDropped: v.counters.checksDropped,
       checksDeferred: v.counters.checksDeferred ?? 0,
+      checksCancelled: v.counters.checksCancelled ?? 0,
+      checksByReason: v.counters.byReason ?? {},
       forgedCurrentPeak: peak,
       runSeconds: Math.round((Date.now() - started) / 1000),
       timeScale: o.timeScale,
