@@ -192,7 +192,7 @@ export function mayWork(rec: ReputationRecord): boolean {
 /**
  * The probability with which a completed task of this volunteer is re-checked:
  * 0 for a quarantined or banned identity (it gets no tasks), suspectRate for a
- * suspect (halved for each agreeing check of its probation), else trustedRate + (newRate − trustedRate)·P(q > goodRate) — the
+ * suspect, else trustedRate + (newRate − trustedRate)·P(q > goodRate) — the
  * rate falls smoothly from about newRate for a new identity to trustedRate as
  * the posterior probability that it is not yet shown good falls (0.074 for a
  * new identity with the defaults, 0.032 when it becomes trusted, ≈ 0.020 for a volunteer
@@ -201,18 +201,9 @@ export function mayWork(rec: ReputationRecord): boolean {
 export function spotCheckRate(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): number {
   const status = reputationStatus(rec, opts);
   if (status === 'banned' || status === 'quarantined') return 0;
+  if (status === 'suspect') return opts.suspectRate;
   const p = posterior(rec, opts);
-  const base = opts.trustedRate + (opts.newRate - opts.trustedRate) * (1 - p.pGood);
-  if (status !== 'suspect') return base;
-  // Suspect by the evidence itself: every task. On probation alone (one
-  // disagreement, the evidence short of suspectConfidence): every task until
-  // a check agrees, then the rate halves with each agreeing check — a forger
-  // that keeps forging keeps the rate at suspectRate (each disagreement
-  // restarts the probation), while an honest volunteer outvoted once by bad
-  // luck stops paying for every task after its first clean check.
-  if (Math.max(p.pBad, posterior(rec, opts, 'overlay').pBad) >= opts.suspectConfidence) return opts.suspectRate;
-  const agreedSince = Math.max(0, opts.probationChecks - rec.probation);
-  return Math.max(base, opts.suspectRate * 0.5 ** agreedSince);
+  return opts.trustedRate + (opts.newRate - opts.trustedRate) * (1 - p.pGood);
 }
 
 export type OutcomeKind = 'agree' | 'disagree' | 'inconclusive' | 'lost' | 'coordinate' | 'coordinate-ok';
