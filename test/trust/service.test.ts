@@ -201,12 +201,18 @@ describe('trust service in a real manager', () => {
   it('re-crawls of a quarantined volunteer\'s pages go unforwarded, wait while every volunteer is full, and follow up until no forged page is current', async () => {
     const offered: { peer: string; forward: boolean | undefined; id: string }[] = [];
     let full = false;
+    // A crawl fast enough to upload before its volunteer's reply reaches the manager.
+    let fast = false;
     m.trust.network = {
       candidates: () => [F, V1, V2, V3].map((id, i) => ({ id, address: `10.0.${i}.1`, coord: [i * 30, 0] })),
       dispatchTo: async (t, peer, opts) => {
         offered.push({ peer, forward: opts?.forward, id: t.task.id });
         if (full) return { status: 'full' as const, reason: 'no room' };
         sent.push({ t, peer });
+        if (fast) {
+          clock.advance(500);
+          await m.ingest.ingest(upload(t.task, resultFor(t.task, pages(1), { at: clock.now() })), peer);
+        }
         return { status: 'accepted' as const, by: peer };
       },
     };
@@ -235,14 +241,13 @@ describe('trust service in a real manager', () => {
       // Its crawl is cut by the deadline after 3 of the 6 pages: 3 forged pages stay current…
       clock.advance(500);
       await m.ingest.ingest(upload(first.t.task, resultFor(first.t.task, pages(1).slice(0, 3), { at: clock.now(), status: 'deadline' })), first.peer);
+      fast = true;
       await until('the first re-crawl stored', async () => (await forgedNow()) === 3);
-      // …so another re-crawl follows, and its crawl replaces the rest.
+      // …so another re-crawl follows, and its crawl (uploaded before the reply) replaces the rest.
       await until('a second re-crawl', () => sent.length > 3, 3000);
-      const second = sent[3]!;
-      expect(second.peer).not.toBe(F);
-      clock.advance(500);
-      await m.ingest.ingest(upload(second.t.task, resultFor(second.t.task, pages(1), { at: clock.now() })), second.peer);
-      await until('every forged page replaced', async () => (await forgedNow()) === 0 && m.trust.checks.recrawls.size === 0);
+      expect(sent[3]!.peer).not.toBe(F);
+      await until('every forged page replaced', async () => (await forgedNow()) === 0 && m.trust.checks.recrawls.size === 0, 3000);
+      expect(sent).toHaveLength(4);
       expect(m.trust.counters.recrawls).toBe(2);
       expect(m.trust.overhead()).toBe(2); // (1 check + 1 third crawl) ÷ 1 task: re-crawls are counted apart
     } finally {

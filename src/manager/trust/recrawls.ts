@@ -52,7 +52,10 @@ interface Pending {
   channel: string;
   why: string;
   attempts: number;
+  /** The re-crawl out now (set before it leaves: a fast crawl may upload before the reply). */
   inFlight: SentTask | null;
+  /** An attempt is under way (the sweep and a new distrust must not send a second one). */
+  sending: boolean;
 }
 
 export class Recrawls {
@@ -76,9 +79,9 @@ export class Recrawls {
       if (!p.why.includes(why)) p.why = `${p.why}; ${why}`.slice(0, 500);
       // A crawl already in flight brings every page; a new distrust after it left
       // (more pages marked) is seen when it lands.
-      return p.inFlight === null ? this.attempt(p) : false;
+      return p.inFlight === null && !p.sending ? this.attempt(p) : false;
     }
-    const fresh: Pending = { channel, why, attempts: 0, inFlight: null };
+    const fresh: Pending = { channel, why, attempts: 0, inFlight: null, sending: false };
     this.pending.set(channel, fresh);
     return this.attempt(fresh);
   }
@@ -106,7 +109,7 @@ export class Recrawls {
           await this.record(p.inFlight, p.channel, 'failed', 'not uploaded by its deadline');
           p.inFlight = null;
         }
-        if (p.inFlight !== null) continue;
+        if (p.inFlight !== null || p.sending) continue;
         if (p.attempts >= MAX_ATTEMPTS) {
           this.pending.delete(p.channel);
           this.h.core.log.warn({ channel: p.channel, attempts: p.attempts, why: p.why }, 're-crawls gave up: the scheduled crawls bring the unverified pages back');
@@ -140,6 +143,15 @@ export class Recrawls {
 
   /** Sends one re-crawl of the channel to a volunteer in good standing; whether one left. */
   private async attempt(p: Pending): Promise<boolean> {
+    p.sending = true;
+    try {
+      return await this.attemptOnce(p);
+    } finally {
+      p.sending = false;
+    }
+  }
+
+  private async attemptOnce(p: Pending): Promise<boolean> {
     const ch = await this.h.core.repos.channels.get(p.channel);
     if (ch === undefined) {
       this.pending.delete(p.channel);
@@ -157,17 +169,18 @@ export class Recrawls {
         peer,
         async (m) => {
           meta = m;
+          p.inFlight = m;
           this.h.noteRecrawl(m.id);
           await this.record(m, p.channel, 'running');
         },
         async () => {
+          p.inFlight = null;
           if (meta !== undefined) await this.record(meta, p.channel, 'failed', 'not accepted');
         },
         false,
       );
       if (sent === null) continue;
       if (sent.by !== peer) await this.record(sent, p.channel, 'running');
-      p.inFlight = sent;
       p.attempts++;
       this.h.countRecrawl();
       this.h.core.log.info({ channel: p.channel, task: sent.id, by: sent.by, attempt: p.attempts, why: p.why }, 're-crawl issued');
