@@ -255,6 +255,25 @@ describe('trust service in a real manager', () => {
     }
   });
 
+  it('pages a re-crawler supplied are distrusted and re-crawled again when it is caught later', async () => {
+    await crawl(F, pages(1), true);
+    await answer(0, pages(1));
+    await answer(1, pages(1));
+    await until('the quarantine', () => m.trust.status(F) === 'quarantined');
+    // The re-crawl goes to a volunteer nobody has caught yet, which forges too.
+    await answer(2, pages(1), true);
+    const ch = (await m.channels.list())[0]!;
+    const forgedBy = async () => (await m.pages.latest(ch.id)).filter((p) => p.text.includes('SPAM')).map((p) => p.crawler);
+    await until('the re-crawler\'s pages stored', async () => (await forgedBy()).length === 6);
+    const recrawler = sent[2]!.peer;
+    expect(new Set(await forgedBy())).toEqual(new Set([recrawler]));
+    await m.trust.ban(recrawler, 'alice', 'forged elsewhere');
+    await until('another re-crawl', () => sent.length > 3);
+    expect([F, recrawler]).not.toContain(sent[3]!.peer);
+    await answer(3, pages(1));
+    await until('every forged page replaced', async () => (await forgedBy()).length === 0);
+  });
+
   it('a check whose subject is quarantined while it waits is cancelled, not sent', async () => {
     m.trust.network = {
       candidates: () => [F, V1, V2, V3].map((id, i) => ({ id, address: `10.0.${i}.1`, coord: [i * 30, 0] })),

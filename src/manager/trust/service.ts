@@ -240,6 +240,10 @@ export class TrustService {
     if (!this.enabled) return;
     const { t, ch, from, r } = f;
     if (this.recrawlIds.delete(t.id)) {
+      // Its pages are current now: listed among the re-crawler's work, so that they are
+      // distrusted too if it is caught later (seed 2 of session 6: an undetected forger
+      // re-crawled a channel, and its 8 forged pages outlived its quarantine).
+      if (t.pagesStored > 0) await this.core.commit.run(() => this.core.repos.commit([this.core.repos.volunteers.workOp(from, ch.id, { taskId: t.id, at: f.receivedAt })]));
       await this.checks.recrawls.landed(t.id);
       return;
     }
