@@ -23,6 +23,7 @@
 // Pure: time and randomness (the jitter that keeps nodes from probing in step)
 // come from the caller.
 import type { Rng } from '../rng.js';
+import { mergeOptions, optionChecker } from '../options.js';
 
 export interface AdaptiveProbeOptions {
   /** Shortest gap between probing rounds (full speed), ms. */
@@ -60,20 +61,13 @@ export const DEFAULT_ADAPTIVE_PROBE: Readonly<AdaptiveProbeOptions> = Object.fre
   busyIntervalMs: 3_000,
 });
 
-function check(ok: boolean, message: string): void {
-  if (!ok) throw new RangeError(`adaptiveProbeOptions: ${message}`);
-}
+const check = optionChecker('adaptiveProbeOptions');
 
 const positive = (v: number) => Number.isFinite(v) && v > 0;
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function adaptiveProbeOptions(partial: Partial<AdaptiveProbeOptions> = {}): AdaptiveProbeOptions {
-  const o: AdaptiveProbeOptions = { ...DEFAULT_ADAPTIVE_PROBE };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_ADAPTIVE_PROBE)) throw new RangeError(`adaptiveProbeOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
+  const o = mergeOptions('adaptiveProbeOptions', DEFAULT_ADAPTIVE_PROBE, partial);
   check(positive(o.minIntervalMs), `minIntervalMs must be a finite number > 0, got ${o.minIntervalMs}`);
   check(Number.isFinite(o.maxIntervalMs) && o.maxIntervalMs >= o.minIntervalMs,
     `maxIntervalMs must be finite and >= minIntervalMs (${o.minIntervalMs}), got ${o.maxIntervalMs}`);

@@ -25,6 +25,8 @@
 //
 // Pure: the caller's timer feeds `record` with its own clock's readings.
 
+import { mergeOptions } from '../options.js';
+
 export interface LoopLagOptions {
   /** Gap the caller's timer is set to, ms (a tick's window is [at − tickMs − late, at]). */
   tickMs: number;
@@ -51,12 +53,7 @@ export const DEFAULT_LOOP_LAG: Readonly<LoopLagOptions> = Object.freeze({
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function loopLagOptions(partial: Partial<LoopLagOptions> = {}): LoopLagOptions {
-  const o: LoopLagOptions = { ...DEFAULT_LOOP_LAG };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_LOOP_LAG)) throw new RangeError(`loopLagOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
+  const o = mergeOptions('loopLagOptions', DEFAULT_LOOP_LAG, partial);
   for (const k of ['tickMs', 'recentMs'] as const) {
     if (!(Number.isFinite(o[k]) && o[k] > 0)) throw new RangeError(`loopLagOptions: ${k} must be a finite number > 0, got ${o[k]}`);
   }

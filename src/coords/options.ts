@@ -1,6 +1,8 @@
 // Vivaldi options: defaults for live nodes (every guard on) and a "faithful"
 // preset that turns the guards off to reproduce Dabek et al. (SIGCOMM 2004).
 
+import { mergeOptions, optionChecker } from '../options.js';
+
 export interface VivaldiOptions {
   /** Euclidean dimensions of the coordinate (1..64). */
   dimensions: number;
@@ -63,18 +65,11 @@ export const FAITHFUL_VIVALDI: Readonly<Partial<VivaldiOptions>> = Object.freeze
   resetOnNonFinite: false,
 });
 
-function check(ok: boolean, message: string): void {
-  if (!ok) throw new RangeError(`vivaldiOptions: ${message}`);
-}
+const check = optionChecker('vivaldiOptions');
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function vivaldiOptions(partial: Partial<VivaldiOptions> = {}): VivaldiOptions {
-  const o: VivaldiOptions = { ...DEFAULT_VIVALDI_OPTIONS };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_VIVALDI_OPTIONS)) throw new RangeError(`vivaldiOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
+  const o = mergeOptions('vivaldiOptions', DEFAULT_VIVALDI_OPTIONS, partial);
   check(Number.isInteger(o.dimensions) && o.dimensions >= 1 && o.dimensions <= 64,
     `dimensions must be an integer in 1..64, got ${o.dimensions}`);
   check(typeof o.height === 'boolean', `height must be a boolean, got ${String(o.height)}`);

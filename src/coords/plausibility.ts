@@ -53,6 +53,7 @@ import type { VivaldiOptions } from './options.js';
 import { placeHost } from './place.js';
 import type { Coordinate } from './vivaldi.js';
 import { isFiniteCoordinate, predictRtt } from './vivaldi.js';
+import { mergeOptions, optionChecker } from '../options.js';
 
 export interface RttObservation {
   /** Who measured; several observations from one measurer count once (its lowest RTT). */
@@ -109,15 +110,8 @@ export const DEFAULT_PLAUSIBILITY: Readonly<PlausibilityOptions> = Object.freeze
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function plausibilityOptions(partial: Partial<PlausibilityOptions> = {}): PlausibilityOptions {
-  const o: PlausibilityOptions = { ...DEFAULT_PLAUSIBILITY };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_PLAUSIBILITY)) throw new RangeError(`plausibilityOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
-  const check = (ok: boolean, msg: string): void => {
-    if (!ok) throw new RangeError(`plausibilityOptions: ${msg}`);
-  };
+  const o = mergeOptions('plausibilityOptions', DEFAULT_PLAUSIBILITY, partial);
+  const check = optionChecker('plausibilityOptions');
   check(Number.isFinite(o.relTolerance) && o.relTolerance >= 0, `relTolerance must be >= 0, got ${o.relTolerance}`);
   check(Number.isFinite(o.slackMs) && o.slackMs >= 0, `slackMs must be >= 0, got ${o.slackMs}`);
   check(Number.isFinite(o.deflationRatio) && o.deflationRatio > 0 && o.deflationRatio <= 1, `deflationRatio must be in (0, 1], got ${o.deflationRatio}`);

@@ -1,6 +1,6 @@
 // The comparison's parameters (compare.ts): defaults, validation, and the
 // disagreement reasons they weigh.
-import { mergeOptions, optionChecker } from './options.js';
+import { mergeOptions, optionChecker } from '../../options.js';
 
 export interface CompareOptions {
   /** Rate assumed when the channel's is unknown (changes per page per minute). */

@@ -1,6 +1,6 @@
 // The reputation rule's parameters and their defaults (docs/trust.md says why
 // each is what it is).
-import { mergeOptions, optionChecker } from './options.js';
+import { mergeOptions, optionChecker } from '../../options.js';
 
 export interface ReputationOptions {
   /** Prior pseudo-count of disagreements (Beta's first parameter for q). */

@@ -24,7 +24,7 @@ import { randomInt } from '../../rng.js';
 import { DEFAULT_REPUTATION, type ReputationOptions } from './reputation-options.js';
 import { newReputation, reputationStatus, spotCheckRate, type ReputationRecord } from './reputation.js';
 import { binomialTail, poissonBinomialTail } from './stats.js';
-import { mergeOptions, optionChecker } from './options.js';
+import { mergeOptions, optionChecker } from '../../options.js';
 
 export interface SpotCheckOptions {
   /** Anomaly test: check a task whose changed pages are this improbable under the channel's rate. */

@@ -1,6 +1,7 @@
-// Options of the trust modules: defaults merged with what the caller gives,
-// unknown names refused, every rule checked with a message naming the option
-// (the shape of src/coords' vivaldiOptions).
+// Options objects across the project (Vivaldi, probing pace, loop lag,
+// plausibility, placement, the simulated overlay, trust): defaults merged with
+// what the caller gives, unknown names refused, every rule checked with a
+// message naming the options object and the option. Pure.
 
 /** Defaults overlaid with the defined fields of `partial`; throws RangeError on an unknown name. */
 export function mergeOptions<T extends object>(name: string, defaults: Readonly<T>, partial: Partial<T>): T {
