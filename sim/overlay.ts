@@ -154,6 +154,9 @@ export class Overlay {
   private readonly visibleFor: number;
   private readonly cacheMinutes: number;
   onlineCount = 0;
+  /** kadLookupMessages at lookupCostFor crawlers online (−1: not yet computed). */
+  private lookupCost = 0;
+  private lookupCostFor = -1;
   // ---- what the live system would pay
   lookups = 0;
   lookupMessages = 0;
@@ -377,7 +380,12 @@ export class Overlay {
     }
     last[i] = t;
     this.lookups++;
-    this.lookupMessages += kadLookupMessages(this.onlineCount, this.o.kadAlpha);
+    // The cost of a lookup changes only with the online count (a join or a leave).
+    if (this.lookupCostFor !== this.onlineCount) {
+      this.lookupCostFor = this.onlineCount;
+      this.lookupCost = kadLookupMessages(this.onlineCount, this.o.kadAlpha);
+    }
+    this.lookupMessages += this.lookupCost;
   }
 
   /** The hash-routing lookup for host h (kad getClosestPeers on the host's key). */

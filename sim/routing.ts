@@ -22,7 +22,8 @@ import { createRng } from '../src/rng.js';
 import { HashRing, keepLeast, knownPeers, kthSmallest } from './spatial.js';
 import type { FlatCoords } from './flat-coords.js';
 import type { World } from './world.js';
-import { crawlerCoords, hostCoords, hostCrawlerRtt, hostCrawlerRttFrom, predictedHostCrawler } from './world.js';
+import { crawlerCoords, hostCoords, hostCrawlerRtt } from './world.js';
+import { OriginIndex } from './origin-index.js';
 
 export type Routing = 'coord' | 'hash';
 
@@ -176,10 +177,8 @@ export class SimRouter {
   private readonly nearestKth = { nearest: Infinity, kth: Infinity };
   /** Scratch: where in c's known list the first forwardFanout online peers are. */
   private readonly firstKnown: Int32Array;
-  // the online crawlers, densely (for the stretch scan)
-  private readonly onlineList: Int32Array;
-  private readonly onlinePos: Int32Array;
-  private onlineN = 0;
+  /** The online crawlers by origin (the stretch sample's scan). */
+  private readonly byOrigin: OriginIndex;
   private readonly sampleEvery: number;
   // counters
   private routed = 0;
@@ -234,30 +233,20 @@ export class SimRouter {
     this.fsets = Array.from({ length: this.policy.maxHops + 1 }, () => new CandidateSet<number>());
     this.forders = Array.from({ length: this.policy.maxHops + 1 }, () => new Int32Array(this.policy.forwardFanout));
     this.refusedBy = new Int32Array(C);
-    this.onlineList = new Int32Array(C);
-    this.onlinePos = new Int32Array(C).fill(-1);
+    this.byOrigin = new OriginIndex(world);
     this.sampleEvery = Math.max(1, Math.floor(opts.expectedRoutes / Math.max(1, opts.stretchSamples)));
   }
 
   join(c: number, t: number): void {
     this.ring.add(c);
     this.overlay.join(c, t);
-    if (this.onlinePos[c]! < 0) {
-      this.onlinePos[c] = this.onlineN;
-      this.onlineList[this.onlineN++] = c;
-    }
+    this.byOrigin.add(c);
   }
 
   leave(c: number, t: number): void {
     this.ring.remove(c);
     this.overlay.leave(c, t);
-    const p = this.onlinePos[c]!;
-    if (p >= 0) {
-      const last = this.onlineList[--this.onlineN]!;
-      this.onlineList[p] = last;
-      this.onlinePos[last] = p;
-      this.onlinePos[c] = -1;
-    }
+    this.byOrigin.remove(c);
   }
 
   close(t: number): void {
@@ -472,9 +461,12 @@ export class SimRouter {
       }
     }
     for (; j < this.K; j++) {
+      // The bound first: it reads known-peer data in order, while online[p]
+      // is a scattered read (the order of two filters changes nothing; an
+      // empty slot's bound is 0 and falls to the p < 0 test).
+      if (kb[base + j]! + off > cut) continue;
       const p = known[base + j]!;
       if (p < 0 || p === from || !online[p]) continue;
-      if (kb[base + j]! + off > cut) continue;
       const r = anchorRtt(av, ai * d, ah, cv, p, ch, d);
       ids[n] = p;
       rtt[n++] = r;
@@ -500,19 +492,8 @@ export class SimRouter {
 
   /** Stretch of the crawler that took a task for host h, beside the oracle's and hash routing's. */
   private sample(h: number, by: number): void {
-    let best = Infinity;
-    let oracle = -1;
-    let oracleRtt = Infinity;
-    for (let i = 0; i < this.onlineN; i++) {
-      const c = this.onlineList[i]!;
-      const p = predictedHostCrawler(this.world, h, c);
-      const r = hostCrawlerRttFrom(this.world, h, c, p);
-      if (r < best) best = r;
-      if (p < oracleRtt || (p === oracleRtt && c < oracle)) {
-        oracleRtt = p;
-        oracle = c;
-      }
-    }
+    // The same answer as a scan of every online crawler (origin-index.ts).
+    const { best, oracle } = this.byOrigin.scan(h);
     if (!(best > 0) || oracle < 0 || this.ring.nearest(h, 1, this.first) !== 1) return;
     const chosen = hostCrawlerRtt(this.world, h, by);
     const ora = hostCrawlerRtt(this.world, h, oracle);
