@@ -41,7 +41,7 @@ function vectorDistance(p: FlatCoords, i: number, q: FlatCoords, j: number): num
   return Math.sqrt(s);
 }
 
-/** predictRttAt from the point at x[xi ..] (height hx) to crawler p of `cv`/`ch`,
+/** predictRttAt from the point at x[xi ..] (height hx) to point p of `cv`/`ch` (a known-peer slot),
  * written out for the usual two dimensions (the same sums in the same order, so
  * the same value to the last bit). */
 function anchorRtt(x: Float64Array, xi: number, hx: number, cv: Float64Array, p: number, ch: Float64Array, d: number): number {
@@ -153,6 +153,10 @@ export class SimRouter {
    * that one's height, beside known: with the anchor's distance to the crawler
    * and height, a lower bound on the anchor's predicted RTT to it. */
   private readonly knownBound: Float64Array;
+  /** Each known peer's coordinate and height, beside known (the forwarding scan
+   * reads them in order instead of from the crawler arrays at random). */
+  private readonly knownVec: Float64Array;
+  private readonly knownHeight: Float64Array;
   private readonly K: number;
   // scratch
   private readonly found: Int32Array;
@@ -214,6 +218,15 @@ export class SimRouter {
     this.K = near + random;
     this.known = knownPeers(this.crawlerPts, near, random, createRng(opts.peerSeed));
     this.knownBound = new Float64Array(this.known.length);
+    const dims = this.crawlerPts.dims;
+    this.knownVec = new Float64Array(this.known.length * dims);
+    this.knownHeight = new Float64Array(this.known.length);
+    for (let i = 0; i < this.known.length; i++) {
+      const p = this.known[i]!;
+      if (p < 0) continue;
+      for (let x = 0; x < dims; x++) this.knownVec[i * dims + x] = this.crawlerPts.vec[p * dims + x]!;
+      this.knownHeight[i] = this.crawlerPts.height[p]!;
+    }
     for (let c = 0; c < C; c++) {
       for (let j = 0; j < this.K; j++) {
         const p = this.known[c * this.K + j]!;
@@ -405,8 +418,9 @@ export class SimRouter {
     const d = a.dims;
     const av = a.vec;
     const ah = a.height[ai]!;
-    const cv = this.crawlerPts.vec;
-    const ch = this.crawlerPts.height;
+    // The known peers' coordinates, at the known list's index (the same values as the crawlers').
+    const cv = this.knownVec;
+    const ch = this.knownHeight;
     const online = this.crawlers.online;
     const known = this.known;
     const kb = this.knownBound;
@@ -437,7 +451,7 @@ export class SimRouter {
       for (; j < this.K && n < k; j++) {
         const p = known[base + j]!;
         if (p < 0 || p === from || !online[p]) continue;
-        const r = anchorRtt(av, ai * d, ah, cv, p, ch, d);
+        const r = anchorRtt(av, ai * d, ah, cv, base + j, ch, d);
         fj[n] = j;
         ids[n] = p;
         rtt[n++] = r;
@@ -460,19 +474,27 @@ export class SimRouter {
         tops = keepLeast(top, tops, k, r);
       }
     }
+    // addRelevant's own cut as it stands (once k are written): max(spill ×
+    // the nearest, the k-th nearest). Both only fall as peers are added, so a
+    // peer beyond it now is passed over there and moves neither: it is not
+    // written out, and one whose bound lies beyond it is not computed.
+    const spill = this.policy.spill;
+    let tight = !roomOnly && tops === k ? Math.max(spill * nearest, top[k - 1]!) : Infinity;
     for (; j < this.K; j++) {
       // The bound first: it reads known-peer data in order, while online[p]
       // is a scattered read (the order of two filters changes nothing; an
       // empty slot's bound is 0 and falls to the p < 0 test).
-      if (kb[base + j]! + off > cut) continue;
+      if (kb[base + j]! + off > (cut < tight ? cut : tight)) continue;
       const p = known[base + j]!;
       if (p < 0 || p === from || !online[p]) continue;
-      const r = anchorRtt(av, ai * d, ah, cv, p, ch, d);
+      const r = anchorRtt(av, ai * d, ah, cv, base + j, ch, d);
+      if (r > tight) continue;
       ids[n] = p;
       rtt[n++] = r;
       if (!roomOnly) {
         if (r < nearest) nearest = r;
         tops = keepLeast(top, tops, k, r);
+        if (tops === k) tight = Math.max(spill * nearest, top[k - 1]!);
       }
     }
     this.nearestKth.nearest = nearest;
