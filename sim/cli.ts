@@ -7,9 +7,9 @@ import { Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { createProgram, runProgram } from '../src/cli.js';
 import type { IcrEncourage, RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
-import { DEFAULT_RECRAWL_OPTIONS, STRATEGIES } from '../src/recrawl/index.js';
-import type { FullSystemRule, RttRule, SimModel } from './model.js';
-import { DEFAULT_MODEL, FAITHFUL_MODEL } from './model.js';
+import { STRATEGIES } from '../src/recrawl/index.js';
+import type { FullSystemRule, RttRule, SimReadings } from './model.js';
+import { simReadings } from './model.js';
 import { registerAuditPaper } from './audit-cli.js';
 import { jsonSummary, markdown, writeOut } from './report.js';
 import { runScenario } from './run.js';
@@ -60,17 +60,11 @@ interface RunFlags {
   faithful?: boolean;
 }
 
-/** The model and recrawl readings from the flags. The paper's reading of all
- * three is the default (issue 12); --no-faithful takes the readings the
- * published tables before it used (reject, physical RTT, system-wide ICR
- * encourage); an explicit flag overrides either. */
-function readings(flags: Pick<RunFlags, 'faithful' | 'fullSystem' | 'rttRule' | 'icrEncourage'>): { model: SimModel; icrEncourage: IcrEncourage } {
-  const faithful = flags.faithful !== false;
-  const base = faithful ? FAITHFUL_MODEL : DEFAULT_MODEL;
-  return {
-    model: { fullSystem: flags.fullSystem ?? base.fullSystem, rttRule: flags.rttRule ?? base.rttRule },
-    icrEncourage: flags.icrEncourage ?? (faithful ? 'group' : DEFAULT_RECRAWL_OPTIONS.icrEncourage),
-  };
+/** The model and recrawl readings from the flags (sim/model.ts simReadings):
+ * the paper's by default (issue 12), --no-faithful for the earlier ones, an
+ * explicit flag overriding either. */
+function readings(flags: Pick<RunFlags, 'faithful' | 'fullSystem' | 'rttRule' | 'icrEncourage'>): SimReadings {
+  return simReadings(flags.faithful !== false, { fullSystem: flags.fullSystem, rttRule: flags.rttRule, icrEncourage: flags.icrEncourage });
 }
 
 program

@@ -23,7 +23,7 @@ import { createRng, deriveSeed, normal } from '../src/rng.js';
 import { Crawlers } from './crawlers.js';
 import { FreshnessTracker } from './freshness.js';
 import { EventQueue } from './heap.js';
-import { DEFAULT_MODEL, rttMultiplier, taskCost, type SimModel, type TaskCost } from './model.js';
+import { DEFAULT_ICR_ENCOURAGE, DEFAULT_MODEL, rttMultiplier, taskCost, type SimModel, type TaskCost } from './model.js';
 import type { Sample, StrategyResult } from './result.js';
 import { summariseRun } from './result.js';
 import type { Routing } from './routing.js';
@@ -39,7 +39,8 @@ export interface RunOptions {
   routing: Routing;
   steps: number;
   recrawl?: Partial<RecrawlOptions>;
-  /** The model's readings where the paper and we differ (default DEFAULT_MODEL). */
+  /** The model's readings where the paper and we differ (default DEFAULT_MODEL: the paper's;
+   * ICR's encourage scope, in recrawl, defaults to DEFAULT_ICR_ENCOURAGE to match). */
   model?: Partial<SimModel>;
   /** Called now and then with the fraction of simulated time done. */
   onProgress?: (fraction: number) => void;
@@ -65,7 +66,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
 
   const rec: RecrawlState = createRecrawlState(
     Array.from({ length: H }, (_, h) => ({ changeInterval: world.changeInterval[h]!, group: world.group[h]! })),
-    { ...opts.recrawl, strategy: opts.strategy },
+    { ...opts.recrawl, icrEncourage: opts.recrawl?.icrEncourage ?? DEFAULT_ICR_ENCOURAGE, strategy: opts.strategy },
     0,
     K,
   );

@@ -2,16 +2,17 @@
 // words and another reading (docs/sim.md, "Faithful mode"), and what a task costs.
 //
 // `fullSystem`: what happens to a task that no crawler the routing reached had
-//   room for. 'reject' (our default): it fails at once. 'hold' (the paper, §4:
+//   room for. 'reject' (the earlier reading): it fails at once. 'hold' (the paper, §4:
 //   "the newly submitted task is forwarded to a less loaded crawler", rejection
 //   is never mentioned): it waits at the first crawler the routing tried,
 //   beyond that crawler's 5 queue slots, until it starts or its deadline passes.
-// `rttRule`: the RTT charged per page. 'physical' (default): the latency
+// `rttRule`: the RTT charged per page. 'physical' (the earlier reading): the latency
 //   matrix's value, which is a measured RTT in both the PlanetLab and the King
 //   data. 'paper' (§4: "The RTT equals to 2 times the network latency", on
 //   p2psim, which delays each packet by the King value one-way): 2 × the value.
 // ICR's encourage step (system-wide or per group) is a recrawl option
 // (src/recrawl, `icrEncourage`), not a simulator one.
+import type { IcrEncourage } from '../src/recrawl/index.js';
 import type { World } from './world.js';
 import { hostCrawlerRtt } from './world.js';
 
@@ -23,9 +24,32 @@ export interface SimModel {
   rttRule: RttRule;
 }
 
-export const DEFAULT_MODEL: Readonly<SimModel> = Object.freeze({ fullSystem: 'reject', rttRule: 'physical' });
+/** The readings the tables before issue 12 used (`--no-faithful`). */
+export const EARLIER_MODEL: Readonly<SimModel> = Object.freeze({ fullSystem: 'reject', rttRule: 'physical' });
 /** Every reading that follows the paper's words. */
 export const FAITHFUL_MODEL: Readonly<SimModel> = Object.freeze({ fullSystem: 'hold', rttRule: 'paper' });
+/** The one default of every entry point (`sim run`, `sim sweep`, runScenario,
+ * simulate): the paper's readings. */
+export const DEFAULT_MODEL: Readonly<SimModel> = FAITHFUL_MODEL;
+/** ICR's encourage scope that goes with them (per group, as the paper's IIR;
+ * the recrawl module's own default, for the manager, stays system-wide). */
+export const DEFAULT_ICR_ENCOURAGE: IcrEncourage = 'group';
+
+/** What a run reads the paper as: the model's readings and ICR's encourage scope. */
+export interface SimReadings {
+  model: SimModel;
+  icrEncourage: IcrEncourage;
+}
+
+/** The readings of a run: the paper's (faithful, the default) or the earlier
+ * ones, each overridden by an explicit choice. */
+export function simReadings(faithful = true, over: Partial<SimModel> & { icrEncourage?: IcrEncourage } = {}): SimReadings {
+  const base = faithful ? FAITHFUL_MODEL : EARLIER_MODEL;
+  return {
+    model: { fullSystem: over.fullSystem ?? base.fullSystem, rttRule: over.rttRule ?? base.rttRule },
+    icrEncourage: over.icrEncourage ?? (faithful ? DEFAULT_ICR_ENCOURAGE : 'system'),
+  };
+}
 
 /** Per-page RTT multiplier of the rule. */
 export function rttMultiplier(rule: RttRule): number {

@@ -2,13 +2,13 @@
 import type { LatencyMatrix } from '../src/coords/index.js';
 import { loadDefaultLatency, loadLatencyFile } from '../src/coords/index.js';
 import type { IcrEncourage, RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
-import { DEFAULT_RECRAWL_OPTIONS, STRATEGIES } from '../src/recrawl/index.js';
+import { STRATEGIES } from '../src/recrawl/index.js';
 import type { Bounds } from './bounds.js';
 import { computeBounds } from './bounds.js';
 import type { Routing, StrategyResult } from './engine.js';
 import { simulate } from './engine.js';
 import type { SimModel } from './model.js';
-import { DEFAULT_MODEL } from './model.js';
+import { DEFAULT_ICR_ENCOURAGE, DEFAULT_MODEL } from './model.js';
 import type { ScenarioConfig, ScenarioName, World } from './world.js';
 import { buildWorld, scenarioConfig } from './world.js';
 
@@ -23,7 +23,7 @@ export interface RunParams {
   scale?: number;
   latencyPath?: string;
   recrawl?: Partial<RecrawlOptions>;
-  /** The model's readings (sim/model.ts; default DEFAULT_MODEL). */
+  /** The model's readings (sim/model.ts; default DEFAULT_MODEL, the paper's, as the CLI's). */
   model?: Partial<SimModel>;
   config?: Partial<ScenarioConfig>;
   onProgress?: (strategy: StrategyName, fraction: number) => void;
@@ -131,7 +131,7 @@ export function runScenario(p: RunParams): ScenarioReport {
     latencySource: latency.source,
     world: summariseWorld(world, buildSeconds),
     model: { ...DEFAULT_MODEL, ...p.model },
-    icrEncourage: p.recrawl?.icrEncourage ?? DEFAULT_RECRAWL_OPTIONS.icrEncourage,
+    icrEncourage: p.recrawl?.icrEncourage ?? DEFAULT_ICR_ENCOURAGE,
     strategies,
     bounds: computeBounds(world, cfg.steps, Object.values(strategies)),
     wallSeconds,
