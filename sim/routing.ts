@@ -12,7 +12,8 @@
 //
 // Routing quality is sampled: for about `stretchSamples` routed tasks the
 // RTT of the crawler that took the task is compared with the best online
-// crawler's (a scan of every online crawler), beside the oracle (the online
+// crawler's (origin-index.ts: the online crawlers by origin, bounded per
+// origin, with the full scan's answer), beside the oracle (the online
 // crawler with the least predicted RTT: perfect routing on the coordinates)
 // and hash routing's first choice.
 import { predictRttAt, quantileSorted } from '../src/coords/index.js';

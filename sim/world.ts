@@ -53,7 +53,7 @@ export interface ScenarioConfig {
    * `knownPeers` nearest and `knownRandom` others (sim/spatial.ts knownPeers). */
   knownPeers: number;
   knownRandom: number;
-  /** Routed tasks sampled for routing stretch (each sample scans every online crawler). */
+  /** Routed tasks sampled for routing stretch (each finds the best online crawler and the oracle, sim/origin-index.ts). */
   stretchSamples: number;
   /** Vivaldi embedding of the base nodes. */
   embedRounds: number;
