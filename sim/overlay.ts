@@ -25,6 +25,7 @@ import { predictRttAt } from '../src/coords/index.js';
 import { blockIndices, cellIndex, cellSide, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
 import { hash32, keepLeast } from './spatial.js';
 import type { FlatCoords } from './flat-coords.js';
+import { mergeOptions } from '../src/options.js';
 
 export interface OverlayOptions {
   cells: CellOptions;
@@ -61,12 +62,7 @@ export const DEFAULT_OVERLAY_OPTIONS: Readonly<OverlayOptions> = Object.freeze({
 });
 
 export function overlayOptions(partial: Partial<OverlayOptions> = {}): OverlayOptions {
-  const o: OverlayOptions = { ...DEFAULT_OVERLAY_OPTIONS };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_OVERLAY_OPTIONS)) throw new RangeError(`overlayOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
+  const o = mergeOptions('overlayOptions', DEFAULT_OVERLAY_OPTIONS, partial);
   const bad = (m: string): never => {
     throw new RangeError(`overlayOptions: ${m}`);
   };

@@ -39,6 +39,7 @@
 // `forwardFanout` targets, and a task that has travelled `maxHops` hops is
 // refused ('full').
 import { predictRtt, type Coordinate } from '../coords/index.js';
+import { mergeOptions, optionChecker } from '../options.js';
 
 /** A crawler's load as it reports it (src/dht/peers.ts' Load fits). */
 export interface PlacementLoad {
@@ -79,18 +80,11 @@ export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.free
 /** The load fraction of a crawler whose load is unknown. */
 export const UNKNOWN_LOAD_FRACTION = 0.5;
 
-function check(ok: boolean, message: string): void {
-  if (!ok) throw new RangeError(`placementOptions: ${message}`);
-}
+const check = optionChecker('placementOptions');
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function placementOptions(partial: Partial<PlacementOptions> = {}): PlacementOptions {
-  const o: PlacementOptions = { ...DEFAULT_PLACEMENT_OPTIONS };
-  for (const [k, v] of Object.entries(partial)) {
-    if (v === undefined) continue;
-    if (!(k in DEFAULT_PLACEMENT_OPTIONS)) throw new RangeError(`placementOptions: unknown option '${k}'`);
-    (o as unknown as Record<string, unknown>)[k] = v;
-  }
+  const o = mergeOptions('placementOptions', DEFAULT_PLACEMENT_OPTIONS, partial);
   check(Number.isFinite(o.loadWeight) && o.loadWeight >= 0, `loadWeight must be a finite number >= 0, got ${o.loadWeight}`);
   check(Number.isInteger(o.maxAttempts) && o.maxAttempts >= 1 && o.maxAttempts <= 64, `maxAttempts must be an integer in 1..64, got ${o.maxAttempts}`);
   check(Number.isInteger(o.maxHops) && o.maxHops >= 0 && o.maxHops <= 16, `maxHops must be an integer in 0..16, got ${o.maxHops}`);
