@@ -60,8 +60,8 @@ describe('connection trimmer', () => {
 
 describe('peer keeper', () => {
   // Node 0 probes every 200 ms; the others only answer (their first round, at
-  // start, finds nobody, and the next is an hour away), so nothing but node 0
-  // itself can bring it back.
+  // start, finds nobody, and the next is an hour away): they may re-dial node 0,
+  // but only node 0 marks its crawlers up again (its keeper or its probes).
   const nodes: { libp2p: VolcrawlLibp2p; peers: PeerTable; coords: CoordService }[] = [];
   let trimmer: ConnectionTrimmer;
   beforeAll(async () => {
@@ -105,8 +105,13 @@ describe('peer keeper', () => {
     keeper.start();
     try {
       await waitFor(() => x.peers.crawlers().length === 3 && x.libp2p.getPeers().length >= 3, 20_000, 'x to know and reach the three crawlers again');
+      // The keeper re-dialled the bootstrap peer and asked the crawlers it
+      // knew; how many it revived itself varies: closed connections can come
+      // back from the other side (a peer re-dials x within a second), and a
+      // reconnected peer's coordinate request can mark a crawler up before the
+      // keeper's own request does (CI saw 1 of 3).
       expect(keeper.refills).toBeGreaterThan(0);
-      expect(keeper.regained).toBeGreaterThanOrEqual(3);
+      expect(x.libp2p.getConnections().some((c) => c.remotePeer.equals(boot.libp2p.peerId))).toBe(true);
     } finally {
       keeper.stop();
     }
