@@ -1,4 +1,4 @@
-// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--populate-only] [--keep] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive] [--smaps] [--malloc-arena-max N|default]
+// npm run bench:manager [-- --channels N] [--json] [--data-dir DIR] [--populate-only] [--keep] [--ingest-seconds S] [--no-warc] [--archive-seconds S] [--no-archive] [--smaps] [--threads] [--malloc-arena-max N|default]
 //
 // glibc's malloc arenas as the installed `dht-manager` has them (src/manager/dht-manager.sh
 // sets MALLOC_ARENA_MAX=2 unless the caller set a value): glibc reads the variable only
@@ -26,6 +26,8 @@
 // with --smaps (Linux) also glibc's arenas, the main malloc heap, other anonymous memory
 // (the worker threads' isolates among it) and mapped files (bench/native-memory.ts; read
 // when a phase's peak has risen by 4 MB, a few ms each, so off by default); run with
+// With --threads (Linux) the JSON says which threads the scheduling pass, the ingest's
+// WARC-on and WARC-off slices and the archive phase spent their CPU in (bench/thread-cpu.ts).
 // `node --expose-gc bin/run-ts.js bench/manager.ts …` and each phase also ends with a
 // full collection and reports the live heap (an experiment: it changes the next phase).
 // No heap flags: the manager keeps no channel in memory (the due index, the channel
@@ -48,6 +50,7 @@ import { WarcExporter } from '../src/manager/warc.js';
 import { createRng } from '../src/rng.js';
 import { benchArchiveIngest, type ArchiveBenchResult, type SampledTask } from './manager-archive.js';
 import { nativeMemory, type NativeMemory } from './native-memory.js';
+import { addThreadCpu, busiest, threadCpu } from './thread-cpu.js';
 
 const { values } = parseArgs({
   options: {
@@ -62,6 +65,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     'populate-only': { type: 'boolean', default: false },
     smaps: { type: 'boolean', default: false },
+    threads: { type: 'boolean', default: false },
     'malloc-arena-max': { type: 'string' },
   },
 });
@@ -117,6 +121,16 @@ const sampler = setInterval(() => {
   phasePeakDetail[phase] = { heapTotal: mb(u.heapTotal), heapUsed: mb(u.heapUsed), external: mb(u.external), arrayBuffers: mb(u.arrayBuffers), ...(native !== undefined ? { native } : {}) };
 }, 50);
 sampler.unref();
+// --threads: CPU ms per thread, per phase (the ingest's WARC-on and -off slices apart).
+const threadMs: Record<string, Map<string, number>> = {};
+// A thread that ends inside a span (the WARC worker, on close) is counted as last seen.
+const lastSeen = new Map<string, number>();
+if (values.threads) setInterval(() => threadCpu().forEach((v, k) => lastSeen.set(k, v)), 200).unref();
+const threadSpan = <T>(name: string, run: () => Promise<T>): Promise<T> => {
+  if (!values.threads) return run();
+  const before = new Map([...lastSeen, ...threadCpu()]);
+  return run().finally(() => addThreadCpu((threadMs[name] ??= new Map()), before, new Map([...lastSeen, ...threadCpu()])));
+};
 const gc = (globalThis as { gc?: () => void }).gc;
 const enter = (p: string) => {
   if (gc !== undefined && phase !== 'start') {
@@ -169,7 +183,7 @@ async function main() {
   const sample: SampledTask[] = [];
   const keepSample = Number(values['ingest-seconds']) > 0 ? 20_000 : 0;
   while (issued < N && performance.now() - t0 < budget) {
-    const got = await m.tasks.issueDue(5000);
+    const got = await threadSpan('issue', () => m.tasks.issueDue(5000));
     if (got.length === 0) break;
     for (const it of got.slice(0, Math.max(0, keepSample - sample.length))) sample.push({ task: { id: it.task.id, scope: it.task.scope }, channel: { host: it.channel.host } });
     issued += got.length;
@@ -245,14 +259,16 @@ async function main() {
     const pages0 = pages;
     ingest = on ? withWarc : withoutWarc;
     const budget = ingestBudget / slices.length;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < sample.length && performance.now() - ts < budget) await one(sample[next++]!);
-      }),
-    );
-    // A run of on slices ends when its pages are written (the last one when the file is closed).
-    if (on && slices[i + 1] !== true) while (warc !== null && warc.backlog > 0) await new Promise((r) => setImmediate(r));
-    if (on && !slices.slice(i + 1).includes(true)) await warc?.close();
+    await threadSpan(on ? 'ingestWarcOn' : 'ingestWarcOff', async () => {
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < sample.length && performance.now() - ts < budget) await one(sample[next++]!);
+        }),
+      );
+      // A run of on slices ends when its pages are written (the last one when the file is closed).
+      if (on && slices[i + 1] !== true) while (warc !== null && warc.backlog > 0) await new Promise((r) => setImmediate(r));
+      if (on && !slices.slice(i + 1).includes(true)) await warc?.close();
+    });
     const d = on ? per.on : per.off;
     d.pages += pages - pages0;
     d.ms += performance.now() - ts;
@@ -270,7 +286,7 @@ async function main() {
   let archive: ArchiveBenchResult | null = null;
   if (!values['no-archive'] && next > 0) {
     enter('archive');
-    archive = await benchArchiveIngest(m, sample.slice(0, next), 'benchPeer', dir, text, now, Number(values['archive-seconds']) * 1000);
+    archive = await threadSpan('archive', () => benchArchiveIngest(m, sample.slice(0, next), 'benchPeer', dir, text, now, Number(values['archive-seconds']) * 1000));
     say(`archive (--archive full) ingest: ${archive.archivePages} pages of 20 KB in batches of 10 with robots.txt and requests: ${archive.archivePagesPerSec} pages/s, ${archive.archiveMbPerSec} MB/s of records, ${archive.archiveCpuUsPerPage} µs CPU per page (all threads; the writer's start-up, not timed: ${archive.archiveWriterStartMs} ms)`);
   }
 
@@ -314,6 +330,7 @@ async function main() {
     phasePeakRssMb: phasePeak,
     phasePeakDetailMb: phasePeakDetail,
     ...(gc !== undefined ? { liveHeapMb: liveHeap } : {}),
+    ...(values.threads ? { threadCpuMs: Object.fromEntries(Object.entries(threadMs).map(([k, v]) => [k, busiest(v)])), ingestPagesWarcOn: per.on.pages, ingestPagesWarcOff: per.off.pages } : {}),
     targets: { scheduledPerSec: 20_000, ingestPagesPerSec: 3000, archivePagesPerSec: 2000, peakRssMb: 400, restartSeconds: 5 },
   };
   if (values.json) process.stdout.write(JSON.stringify(out) + '\n');
