@@ -127,6 +127,12 @@ export class WarcWriter implements ArchiveSink {
     });
   }
 
+  /** The V8 limits the worker thread runs with, as the thread reports them (its young
+   * generation is WARC_WORKER_YOUNG_GENERATION_MB; the rest V8's defaults); empty once it ended. */
+  get workerLimits(): { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number } {
+    return this.worker.resourceLimits ?? {};
+  }
+
   /** Why writing failed, if it did: the worker's end, or the first entries `archive` could not write. */
   get failure(): Error | null {
     return this.failed ?? this.archiveError;
