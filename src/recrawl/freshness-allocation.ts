@@ -1,6 +1,6 @@
 // How to spend a recrawl budget across groups of channels to keep the stored
 // copies as fresh as possible (Cho & Garcia-Molina, "Effective page refresh
-// policies", TODS 2003): the arithmetic behind the CAF strategy (index.ts) and
+// policies", TODS 2003): the arithmetic behind the CAF strategy (caf.ts) and
 // the simulator's freshness bound (sim/bounds.ts). Pure.
 //
 // A channel changing as a Poisson process of rate λ and recrawled every I

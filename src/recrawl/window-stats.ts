@@ -14,14 +14,16 @@
 // as Python's math.fsum keeps it) and read rounded once, correctly. The figure
 // therefore depends only on the set of channels' hIntervals, never on the order
 // of updates — the same bits as `statsOf` computes from scratch over the records.
-// (`iirInputs` in index.ts, the simulator's, sums naively in channel order: it may
+// (`iirInputs` in iir.ts, the simulator's, sums naively in channel order: it may
 // differ from this one in the last bits.)
 //
 // ICR also reads each channel's update rate at the round's time (channelHistory's
 // rate depends on `now`), which no fixed set of running sums gives: `IcrScan`
 // accumulates those inputs, exactly, over a pass through the records at the round;
 // its window counts (in all and per group) are the aggregates' integers.
-import { channelHistory, historyInterval, type ChannelRecord, type IcrInputs, type IirInputs, type RecrawlState } from './index.js';
+import { channelHistory, type IcrInputs } from './icr.js';
+import { historyInterval, type IirInputs } from './iir.js';
+import type { ChannelRecord, RecrawlState } from './state.js';
 
 /** An exact floating-point sum: non-overlapping partials, smallest magnitude first. */
 export type ExactSum = number[];

@@ -1,0 +1,94 @@
+// CAF, capacity-aware freshness (ours): how much to recrawl from the crawlers'
+// reported load, and how to split it across the groups for the freshest copies.
+
+import { allocateFrequencies, type AllocationGroup } from './freshness-allocation.js';
+import { resetWindow, type RoundReport } from './round.js';
+import type { RecrawlState } from './state.js';
+
+/**
+ * CAF, capacity-aware freshness (ours). Two jobs, kept apart:
+ * 1. How much to recrawl: a budget B of thread-time per unit time, steered by
+ *    a multiplicative feedback loop on the crawlers' reported load: with u the
+ *    share of online threads running a task and q the queued tasks per online
+ *    thread, the error is e = min(cafTargetUtilisation − u, cafMaxQueue − q) and
+ *    B ← B · exp(gain · e), by at most `cafMaxStep` per round. Idle threads raise
+ *    it until they are busy or the queues are long enough; long queues lower it.
+ *    Both terms matter: locality-first placement queues tasks at crawlers near
+ *    busy hosts while crawlers elsewhere idle, so queues alone misread spare
+ *    capacity and utilisation alone cannot see overload (it saturates at 1).
+ *    What IIR and ICR infer from success rates (which churn lowers whatever the
+ *    load) comes here from the crawlers themselves. Without a load report CAF
+ *    steers the success rate to `cafTargetSuccess` instead.
+ * 2. How to split it: the split of B across groups that keeps the copies
+ *    freshest (freshness-allocation.ts), each group's recrawl costing its
+ *    measured mean download time, and none recrawled less often than once per
+ *    `cafMaxStretch` change intervals.
+ * The first round starts from the current intervals' demand Σ n_g t̄_g / I_g.
+ */
+export function reassignCAF(state: RecrawlState, now: number): RoundReport {
+  const o = state.options;
+  const k = state.groups.length;
+  const members = new Array<number>(k).fill(0);
+  const changeSum = new Array<number>(k).fill(0);
+  const tSum = new Array<number>(k).fill(0);
+  const tKnown = new Array<number>(k).fill(0);
+  let sub = 0;
+  let suc = 0;
+  let allT = 0;
+  let allN = 0;
+  for (const c of state.channels) {
+    members[c.group]! += 1;
+    changeSum[c.group]! += c.changeInterval;
+    sub += c.subCount;
+    suc += c.sucCount;
+    const n = c.downloadTimes.length;
+    if (n === 0) continue;
+    let s = 0;
+    for (const d of c.downloadTimes) s += d;
+    tSum[c.group]! += s / n;
+    tKnown[c.group]! += 1;
+    allT += s / n;
+    allN += 1;
+  }
+  const rate = sub > 0 ? suc / sub : null;
+  const current = state.groups.map((g) => g.interval);
+  if (allN === 0) {
+    // Nothing completed yet: no cost to plan with.
+    resetWindow(state, now);
+    return { at: now, strategy: 'caf', intervals: current, successRates: new Array<number | null>(k).fill(rate), encouraged: new Array<boolean>(k).fill(false) };
+  }
+  const globalMean = allT / allN;
+  const cost = tSum.map((s, g) => (tKnown[g]! > 0 ? s / tKnown[g]! : globalMean));
+  let budget = state.cafBudget ?? current.reduce((b, iv, g) => b + (members[g]! * cost[g]!) / iv, 0);
+  let error: number;
+  const load = state.load;
+  if (load !== null && load.threads > 0) error = Math.min(o.cafTargetUtilisation - load.running / load.threads, o.cafMaxQueue - load.queued / load.threads);
+  else if (load !== null) error = -1; // no thread online: back off
+  else error = rate !== null ? 2 * (rate - o.cafTargetSuccess) : 0;
+  const step = Math.min(o.cafMaxStep, Math.max(1 / o.cafMaxStep, Math.exp(o.cafGain * error)));
+  budget *= step;
+  const groups: AllocationGroup[] = [];
+  for (let g = 0; g < k; g++) {
+    const change = members[g]! > 0 ? changeSum[g]! / members[g]! : state.groups[g]!.initialInterval;
+    let maxF = 1 / Math.max(o.minInterval, 1e-9);
+    if (o.rateCap !== null) maxF = Math.min(maxF, o.rateCap / change);
+    let minF = 1 / (o.cafMaxStretch * change);
+    if (o.maxInterval !== null) minF = Math.max(minF, 1 / o.maxInterval);
+    minF = Math.min(minF, maxF);
+    groups.push({ channels: members[g]!, changeInterval: change, cost: cost[g]!, minFrequency: minF, maxFrequency: maxF });
+  }
+  const f = allocateFrequencies(groups, budget);
+  // The budget the allocation could spend (bounds reached): no wind-up beyond it.
+  state.cafBudget = groups.reduce((b, g, i) => b + g.channels * f[i]! * g.cost, 0);
+  const final = f.map((x) => 1 / x);
+  final.forEach((v, g) => (state.groups[g]!.interval = v));
+  resetWindow(state, now);
+  return {
+    at: now,
+    strategy: 'caf',
+    intervals: final,
+    successRates: new Array<number | null>(k).fill(rate),
+    encouraged: new Array<boolean>(k).fill(step > 1),
+    observedLoad: state.cafBudget,
+  };
+}
