@@ -29,6 +29,7 @@ import { summariseRun } from './result.js';
 import type { Routing } from './routing.js';
 import { SimRouter } from './routing.js';
 import { ST_RUNNING, TaskPool } from './task-pool.js';
+import { ThreadLedger } from './thread-use.js';
 import type { World } from './world.js';
 
 export type { Routing, RoutingStats } from './routing.js';
@@ -88,7 +89,8 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   let windowBytes = 0;
   let windowCompleted = 0;
   let events = 0;
-  const capacity = { threadMinutes: 0, completedMinutes: 0, busyMinutes: 0 };
+  const capacity = { threadMinutes: 0, completedMinutes: 0, busyMinutes: 0, lostMinutes: 0, inProgressMinutes: 0, idleMinutes: 0, idleWaitingMinutes: 0 };
+  const ledger = new ThreadLedger();
   let onlineSince = 0;
   const samples: Sample[] = [];
   const freshness = new FreshnessTracker(world.changeInterval, seed);
@@ -98,6 +100,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
       taskCost(world, pool.channel[s]!, c, rttFactor, cost);
       pool.download[s] = cost.minutes;
       pool.rtt[s] = cost.rttMs;
+      ledger.start();
       q.push(t + cost.minutes, s * 8 + EV_FINISH, pool.gen[s]!);
     },
     cancel(s, deadline) {
@@ -201,7 +204,11 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     crawlers.leave(c, t, moving);
     for (const s of moving) {
       // The work a running task did is lost either way (a migrated one restarts).
-      if (pool.state[s] === ST_RUNNING) capacity.busyMinutes += t - pool.started[s]!;
+      if (pool.state[s] === ST_RUNNING) {
+        capacity.busyMinutes += t - pool.started[s]!;
+        capacity.lostMinutes += t - pool.started[s]!;
+        ledger.stop();
+      }
       // Invalidate the pending completion event of a running task.
       pool.bump(s);
       if (notify) {
@@ -233,6 +240,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     freshness.update(h, t);
     recordSuccess(rec, h, t, dl);
     pool.release(s);
+    ledger.stop();
     crawlers.finish(s, c, t);
     maybeRound(t);
   }
@@ -276,6 +284,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     const gen = q.peekExtra();
     const p = q.pop();
     events++;
+    ledger.advance(t, crawlers.onlineCount * cfg.threads, pool.live);
     const id = p >>> 3;
     switch (p & 7) {
       case EV_SUBMIT:
@@ -298,6 +307,7 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   }
 
   // ---- close the books at T
+  ledger.advance(T, crawlers.onlineCount * cfg.threads, pool.live);
   noteIntervals(T);
   noteOnline(T);
   router.close(T);
@@ -305,8 +315,14 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   outcomes.pendingAtEnd = end.running + end.queued;
   // Work in progress at T counts as busy time.
   for (let c = 0; c < C; c++) {
-    for (let i = 0; i < crawlers.running[c]!; i++) capacity.busyMinutes += T - pool.started[crawlers.runSlots[c * cfg.threads + i]!]!;
+    for (let i = 0; i < crawlers.running[c]!; i++) {
+      const done = T - pool.started[crawlers.runSlots[c * cfg.threads + i]!]!;
+      capacity.busyMinutes += done;
+      capacity.inProgressMinutes += done;
+    }
   }
+  capacity.idleMinutes = ledger.idleMinutes;
+  capacity.idleWaitingMinutes = ledger.idleWaitingMinutes;
   const fresh = freshness.finish(T);
   return summariseRun(world, opts.strategy, opts.routing, model, T, {
     submittedBy,

@@ -7,6 +7,7 @@ import * as vl from 'vega-lite';
 import type { StrategyName } from '../src/recrawl/index.js';
 import { STRATEGIES } from '../src/recrawl/index.js';
 import { ofBound } from './bounds.js';
+import { threadUse, threadUseShares } from './thread-use.js';
 import type { StrategyResult } from './engine.js';
 import type { ScenarioReport } from './run.js';
 
@@ -92,6 +93,21 @@ export function markdown(r: ScenarioReport): string {
         ],
       ),
       '',
+      'Where the online thread-minutes went (shares; the first five add up to 1). The weighted share of the bound is ' +
+        'the completed share × the cheapest mean task cost ÷ this strategy\'s (exactly, when weight × interval is the same for every group, as in the paper):',
+      '',
+      table(
+        ['share of online thread-minutes', ...names],
+        [
+          ['busy, task completed', ...ss.map(([, s]) => fmt(useOf(s).completed, 3))],
+          ['busy, crawler left (work lost)', ...ss.map(([, s]) => fmt(useOf(s).lost, 3))],
+          ['busy, still running at the end', ...ss.map(([, s]) => fmt(useOf(s).inProgress, 3))],
+          ['idle while tasks waited elsewhere', ...ss.map(([, s]) => fmt(useOf(s).idleWaiting, 3))],
+          ['idle, no task waiting anywhere', ...ss.map(([, s]) => fmt(useOf(s).idleNothing, 3))],
+          ['cheapest task cost ÷ this one\'s', ...ss.map(([, s]) => fmt(costRatio(s, b.taskMinutes), 3))],
+        ],
+      ),
+      '',
     );
   }
   out.push('### System', '');
@@ -162,6 +178,16 @@ export function markdown(r: ScenarioReport): string {
   return out.join('\n');
 }
 
+/** A strategy's online thread-minutes by what they did, as shares. */
+function useOf(s: StrategyResult) {
+  return threadUseShares(threadUse(s.capacity), s.capacity.threadMinutes);
+}
+
+/** The bound's task cost (the cheapest strategy's mean) over this strategy's mean. */
+function costRatio(s: StrategyResult, taskMinutes: number): number {
+  return s.outcomes.completed > 0 ? taskMinutes / (s.capacity.completedMinutes / s.outcomes.completed) : 0;
+}
+
 /** The `routing` object of --json: routing quality against the oracle and
  * hash routing, load imbalance, and what the overlay costs per task. */
 export function routingSummary(s: StrategyResult): Record<string, number | string> {
@@ -208,6 +234,7 @@ export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
       ageByRank: s.ageByRank,
       held: s.held,
       capacity: s.capacity,
+      threadUse: useOf(s),
       ofBound: r.bounds !== null ? ofBound(s, r.bounds) : null,
       events: s.events,
       wallSeconds: s.wallSeconds,

@@ -27,6 +27,14 @@ export interface CapacityUse {
   completedMinutes: number;
   /** Thread-minutes spent on any task, including work lost to departures and restarted after migration. */
   busyMinutes: number;
+  /** Of busyMinutes: work on tasks whose crawler left (lost, or migrated and restarted). */
+  lostMinutes: number;
+  /** Of busyMinutes: work on tasks still running at the end. */
+  inProgressMinutes: number;
+  /** Online thread-minutes without a task (threadMinutes − busyMinutes, integrated on its own). */
+  idleMinutes: number;
+  /** Of idleMinutes: idle while tasks waited in other crawlers' queues (min(idle threads, waiting tasks)). */
+  idleWaitingMinutes: number;
 }
 
 export interface StrategyResult {

@@ -25,6 +25,8 @@ export class TaskPool {
   private freeList: Int32Array;
   private freeTop = 0;
   private used = 0;
+  /** Tasks allocated and not yet released. */
+  live = 0;
 
   constructor(capacity = 1 << 15) {
     this.cap = capacity;
@@ -75,6 +77,7 @@ export class TaskPool {
     }
     this.channel[s] = channel;
     this.deadline[s] = deadline;
+    this.live++;
     return s;
   }
 
@@ -85,6 +88,7 @@ export class TaskPool {
 
   release(s: number): void {
     this.state[s] = ST_FREE;
+    this.live--;
     this.bump(s);
     this.freeList[this.freeTop++] = s;
   }
