@@ -158,7 +158,10 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   function maybeRound(t: number): void {
     if (!shouldReassign(rec, t)) return;
     const load = crawlers.load(t);
-    observeLoad(rec, { threads: crawlers.onlineCount * cfg.threads, running: load.running, queued: load.queued });
+    // What the crawlers' queues hold, as a live crawler reports it: the tasks held
+    // beyond a full queue (the paper's reading, model.fullSystem 'hold') pile up at
+    // a few hot spots and are no queue a crawler reports (docs/sim.md, "CAF").
+    observeLoad(rec, { threads: crawlers.onlineCount * cfg.threads, running: load.running, queued: load.queued - crawlers.heldCount });
     noteIntervals(t);
     reassign(rec, t);
     noteIntervals(t);

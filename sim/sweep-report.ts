@@ -21,6 +21,9 @@ const COLUMNS: [string, (r: SweepRow) => string][] = [
   ['mean_age_minutes', (r) => fmt(r.meanAgeMinutes, 1)],
   ['success_rate', (r) => fmt(r.successRate, 4)],
   ['utilisation', (r) => fmt(r.utilisation, 4)],
+  ['lost_share', (r) => fmt(r.threadUse.lost, 4)],
+  ['idle_waiting_share', (r) => fmt(r.threadUse.idleWaiting, 4)],
+  ['idle_nothing_share', (r) => fmt(r.threadUse.idleNothing, 4)],
   ['weighted_of_bound', (r) => (r.ofBound ? fmt(r.ofBound.updateQualityWeighted, 4) : '')],
   ['freshness_of_bound', (r) => (r.ofBound ? fmt(r.ofBound.freshness, 4) : '')],
 ];
@@ -31,7 +34,7 @@ export function sweepCsv(s: SweepReport): string {
   for (const p of s.points) {
     if (p.bounds === null) continue;
     const b = p.bounds;
-    lines.push([p.crawlers, 'bound', fmt(p.meanOnline, 0), '', fmt(b.completions, 0), fmt(b.updateQualityWeighted, 4), fmt(b.updateQuality, 4), fmt(b.freshness, 4), '', '', '', '1', '1'].join(','));
+    lines.push([p.crawlers, 'bound', fmt(p.meanOnline, 0), '', fmt(b.completions, 0), fmt(b.updateQualityWeighted, 4), fmt(b.updateQuality, 4), fmt(b.freshness, 4), '', '', '', '', '', '', '1', '1'].join(','));
   }
   return lines.join('\n') + '\n';
 }

@@ -8,6 +8,7 @@ import { ofBound } from './bounds.js';
 import type { SimModel } from './model.js';
 import type { Routing } from './routing.js';
 import { runScenario } from './run.js';
+import { threadUse, threadUseShares, type ThreadUse } from './thread-use.js';
 
 export const DEFAULT_SWEEP_CRAWLERS: readonly number[] = [700, 1400, 2100, 2800, 4200, 5600];
 /** The shorter horizon of `sim sweep --quick-steps`. */
@@ -38,6 +39,8 @@ export interface SweepRow {
   successRate: number;
   /** Busy thread-minutes ÷ online thread-minutes. */
   utilisation: number;
+  /** Where the online thread-minutes went, as shares (sim/thread-use.ts). */
+  threadUse: ThreadUse;
   meanOnline: number;
   ofBound: OfBound | null;
 }
@@ -98,6 +101,7 @@ export function runSweep(p: SweepParams): SweepReport {
         meanAgeMinutes: x.meanAgeMinutes,
         successRate: x.successRate,
         utilisation: x.capacity.threadMinutes > 0 ? x.capacity.busyMinutes / x.capacity.threadMinutes : 0,
+        threadUse: threadUseShares(threadUse(x.capacity), x.capacity.threadMinutes),
         meanOnline: x.meanOnline,
         ofBound: r.bounds !== null ? ofBound(x, r.bounds) : null,
       });

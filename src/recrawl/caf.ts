@@ -62,6 +62,11 @@ export function reassignCAF(state: RecrawlState, now: number): RoundReport {
   let budget = state.cafBudget ?? current.reduce((b, iv, g) => b + (members[g]! * cost[g]!) / iv, 0);
   let error: number;
   const load = state.load;
+  // Steered per online thread: the capacity that came or went since the last
+  // round moves the budget with it, before the load loop corrects what is left.
+  const threads = load !== null && load.threads > 0 ? load.threads : null;
+  if (o.cafFollowThreads && threads !== null && state.cafThreads !== null) budget *= threads / state.cafThreads;
+  if (threads !== null) state.cafThreads = threads;
   if (load !== null && load.threads > 0) error = Math.min(o.cafTargetUtilisation - load.running / load.threads, o.cafMaxQueue - load.queued / load.threads);
   else if (load !== null) error = -1; // no thread online: back off
   else error = rate !== null ? 2 * (rate - o.cafTargetSuccess) : 0;

@@ -24,6 +24,8 @@ export interface ChannelRecord {
   downloadTimes: number[];
   /** CAF: the channel's own interval multiplier (1 or absent = its group's interval). */
   backoff?: number;
+  /** CAF: when the channel's last task was submitted (how long it waited to start). */
+  submittedAt?: number;
 }
 
 export interface GroupRecord {
@@ -53,6 +55,8 @@ export interface RecrawlState {
   lastSystemSuccessRate: number;
   /** CAF: the recrawl budget, thread-time per unit time (null until its first round). */
   cafBudget: number | null;
+  /** CAF: the online task threads the budget was set for (null until a round saw a load report). */
+  cafThreads: number | null;
   /** The crawlers' load as last observed (observeLoad), or null when none was. */
   load: SystemLoad | null;
   /** When the state was created (the reference of a channel's first gap). */
@@ -143,6 +147,7 @@ export function createRecrawlState(
     omegas,
     lastSystemSuccessRate: 0,
     cafBudget: null,
+    cafThreads: null,
     load: null,
     createdAt: now,
   };
@@ -157,7 +162,11 @@ export function groupInterval(state: RecrawlState, group: number): number {
 export function channelInterval(state: RecrawlState, channel: number): number {
   const c = state.channels[channel]!;
   const o = state.options;
-  let iv = state.groups[c.group]!.interval * (c.backoff ?? 1);
+  const group = state.groups[c.group]!.interval;
+  const b = c.backoff ?? 1;
+  let iv = group * b;
+  // CAF's room boost (b < 1) never recrawls faster than cafBoostCap × the change frequency.
+  if (b < 1) iv = Math.max(iv, Math.min(group, c.changeInterval / o.cafBoostCap));
   if (o.rateCap !== null) iv = Math.max(iv, c.changeInterval / o.rateCap);
   return Math.max(iv, o.minInterval);
 }
@@ -179,6 +188,7 @@ export function restoreState(json: string): RecrawlState {
   // States persisted before these fields existed: start them afresh.
   if (typeof s.createdAt !== 'number') s.createdAt = s.windowStart;
   if (s.cafBudget === undefined) s.cafBudget = null;
+  if (s.cafThreads === undefined) s.cafThreads = null;
   if (s.load === undefined) s.load = null;
   for (const c of s.channels) {
     if (typeof c.gapSum !== 'number') c.gapSum = 0;

@@ -154,6 +154,70 @@ describe('CAF', () => {
     expect(channelInterval(s, 0)).toBe(50 * 16); // cafMaxBackoff
   });
 
+  it('the budget follows the online threads between rounds (hand-computed)', () => {
+    for (const follow of [true, false]) {
+      const s = createRecrawlState(
+        [
+          { changeInterval: 60, group: 0 },
+          { changeInterval: 120, group: 1 },
+        ],
+        { strategy: 'caf', minInterval: 0, cafFollowThreads: follow },
+      );
+      recordSuccess(s, 0, 10, 2);
+      recordSuccess(s, 1, 20, 4);
+      // u = 0.95, no queue: e = min(0.95 − 0.95, 0.9 − 0) = 0, the loop holds the budget.
+      observeLoad(s, { threads: 20, running: 19, queued: 0 });
+      reassign(s, 100);
+      expect(s.cafBudget).toBeCloseTo(demand, 12);
+      expect(s.cafThreads).toBe(20);
+      // Half the threads left; those online are as busy as before: the budget halves with them.
+      observeLoad(s, { threads: 10, running: 9.5, queued: 0 });
+      reassign(s, 200);
+      expect(s.cafBudget).toBeCloseTo(follow ? demand / 2 : demand, 12);
+      expect(s.cafThreads).toBe(10);
+    }
+  });
+
+  it('boosts a channel whose task started at once, within its cap, and ends the boost when room runs out (hand-computed)', () => {
+    const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'caf', minInterval: 0 });
+    // Submitted at t, completed at t + its download time: it waited 0 → × 1/1.25 each time.
+    const prompt = (t: number) => {
+      recordSubmit(s, 0, t);
+      recordSuccess(s, 0, t + 10, 10);
+    };
+    prompt(0);
+    expect(channelInterval(s, 0)).toBeCloseTo(48, 12); // 60 × 0.8
+    prompt(100);
+    expect(channelInterval(s, 0)).toBeCloseTo(38.4, 12); // 60 × 0.64
+    prompt(200);
+    prompt(300); // 60 × 0.4096 = 24.6 → the cap: never faster than 2 × the change frequency
+    expect(s.channels[0]!.backoff).toBeCloseTo(0.4096, 12);
+    expect(channelInterval(s, 0)).toBe(30);
+    for (let t = 400; t < 1000; t += 100) prompt(t);
+    expect(s.channels[0]!.backoff).toBe(0.25); // cafMinBackoff
+    // A task that waited (20 − 0 − 10 = 10 > 0.05 × 10) undoes one step: 0.25 × 1.25.
+    recordSubmit(s, 0, 1000);
+    recordSuccess(s, 0, 1020, 10);
+    expect(s.channels[0]!.backoff).toBeCloseTo(0.3125, 12);
+    // A later submission overwrote the time: the wait is unknown, nothing changes.
+    recordSubmit(s, 0, 1100);
+    recordSubmit(s, 0, 1105);
+    recordSuccess(s, 0, 1110, 10);
+    expect(s.channels[0]!.backoff).toBeCloseTo(0.3125, 12);
+    // No room: the boost ends at once and the back-off starts from 1.
+    recordFailure(s, 0, 1200, 'expired');
+    expect(s.channels[0]!.backoff).toBe(2);
+    expect(channelInterval(s, 0)).toBe(120);
+  });
+
+  it('other strategies are never boosted', () => {
+    const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'iir', minInterval: 0 });
+    recordSubmit(s, 0, 0);
+    recordSuccess(s, 0, 10, 10);
+    expect(channelInterval(s, 0)).toBe(60);
+    expect(s.channels[0]!.submittedAt).toBeUndefined();
+  });
+
   it('other strategies ignore the failure kind', () => {
     const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'iir' });
     recordFailure(s, 0, 1, 'refused');
@@ -164,6 +228,9 @@ describe('CAF', () => {
     expect(() => recrawlOptions({ cafTargetUtilisation: 1.5 })).toThrow(/cafTargetUtilisation/);
     expect(() => recrawlOptions({ cafMaxStep: 1 })).toThrow(/cafMaxStep/);
     expect(() => recrawlOptions({ cafBackoff: 0.5 })).toThrow(/cafBackoff/);
+    expect(() => recrawlOptions({ cafRoomBoost: 0.9 })).toThrow(/cafRoomBoost/);
+    expect(() => recrawlOptions({ cafMinBackoff: 0 })).toThrow(/cafMinBackoff/);
+    expect(() => recrawlOptions({ cafFollowThreads: 'yes' as unknown as boolean })).toThrow(/cafFollowThreads/);
     const s = twoChannels();
     observeLoad(s, { threads: 10, running: 5, queued: 0 });
     reassign(s, 100);
