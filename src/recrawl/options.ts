@@ -57,15 +57,6 @@ export interface RecrawlOptions {
   /** CAF: the budget follows the online task threads between rounds (it is steered
    * per thread), so crawlers leaving or joining change it at once, not over rounds. */
   cafFollowThreads: boolean;
-  /** CAF: a channel whose task started at once (waited at most cafPromptWait × its
-   * download time) has crawlers with room near it: it is recrawled this many times
-   * more often (compounding, down to cafMinBackoff × its group's interval, never
-   * faster than cafBoostCap × its change frequency); a task that waited undoes a step.
-   * 1 = off. */
-  cafRoomBoost: number;
-  cafMinBackoff: number;
-  cafPromptWait: number;
-  cafBoostCap: number;
 }
 
 export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
@@ -88,13 +79,9 @@ export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   cafMaxStep: 1.25,
   cafMaxStretch: 8,
   cafTargetSuccess: 0.85,
-  cafBackoff: 2,
+  cafBackoff: 1,
   cafMaxBackoff: 16,
   cafFollowThreads: true,
-  cafRoomBoost: 1.25,
-  cafMinBackoff: 0.25,
-  cafPromptWait: 0.05,
-  cafBoostCap: 2,
 });
 
 export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOptions {
@@ -124,9 +111,5 @@ export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOp
   if (!(o.cafBackoff >= 1 && Number.isFinite(o.cafBackoff))) bad('cafBackoff must be finite and >= 1');
   if (!(o.cafMaxBackoff >= 1 && Number.isFinite(o.cafMaxBackoff))) bad('cafMaxBackoff must be finite and >= 1');
   if (typeof o.cafFollowThreads !== 'boolean') bad('cafFollowThreads must be a boolean');
-  if (!(o.cafRoomBoost >= 1 && Number.isFinite(o.cafRoomBoost))) bad('cafRoomBoost must be finite and >= 1');
-  if (!(o.cafMinBackoff > 0 && o.cafMinBackoff <= 1)) bad('cafMinBackoff must be in (0, 1]');
-  if (!(o.cafPromptWait >= 0 && Number.isFinite(o.cafPromptWait))) bad('cafPromptWait must be finite and >= 0');
-  if (!(o.cafBoostCap > 0 && Number.isFinite(o.cafBoostCap))) bad('cafBoostCap must be finite and > 0');
   return o;
 }

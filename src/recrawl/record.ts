@@ -8,10 +8,8 @@ import type { RecrawlState, SystemLoad } from './state.js';
  * ('refused'), it waited past its deadline ('expired'), or not said ('other'). */
 export type FailureKind = 'lost' | 'refused' | 'expired' | 'other';
 
-export function recordSubmit(state: RecrawlState, channel: number, t: number): void {
-  const c = state.channels[channel]!;
-  c.subCount += 1;
-  if (state.options.strategy === 'caf') c.submittedAt = t;
+export function recordSubmit(state: RecrawlState, channel: number, _t: number): void {
+  state.channels[channel]!.subCount += 1;
 }
 
 export function recordSuccess(state: RecrawlState, channel: number, t: number, downloadTime: number): void {
@@ -27,26 +25,8 @@ export function recordSuccess(state: RecrawlState, channel: number, t: number, d
     c.downloadTimes.shift();
   }
   if (c.group === 0 && c.sucCount === state.options.triggerUpdates + 1) state.triggerCount += 1;
-  if (state.options.strategy === 'caf') roomAfterSuccess(state, channel, t, downloadTime);
-}
-
-/** CAF: what a success says of the room near the channel's crawlers. A channel
- * backed off (> 1) halves the excess; one whose task started at once is boosted
- * (recrawled more often: idle threads near it); one boosted whose task waited
- * loses a step of its boost. */
-function roomAfterSuccess(state: RecrawlState, channel: number, t: number, downloadTime: number): void {
-  const o = state.options;
-  const c = state.channels[channel]!;
-  const b = c.backoff ?? 1;
-  if (b > 1) {
-    c.backoff = 1 + (b - 1) / 2;
-    return;
-  }
-  // The wait is unknown when a later submission of the channel overwrote the time.
-  const waited = c.submittedAt !== undefined ? t - c.submittedAt - downloadTime : -1;
-  if (waited < 0 || o.cafRoomBoost === 1) return;
-  if (waited <= o.cafPromptWait * downloadTime) c.backoff = Math.max(o.cafMinBackoff, b / o.cafRoomBoost);
-  else if (b < 1) c.backoff = Math.min(1, b * o.cafRoomBoost);
+  // CAF: a success says the channel's crawlers have room again.
+  if (c.backoff !== undefined && c.backoff !== 1) c.backoff = 1 + (c.backoff - 1) / 2;
 }
 
 export function recordFailure(state: RecrawlState, channel: number, t: number, kind: FailureKind = 'other'): void {
@@ -63,8 +43,7 @@ export function recordNoRoom(state: RecrawlState, channel: number, _t: number): 
   const o = state.options;
   if (o.strategy !== 'caf') return;
   const c = state.channels[channel]!;
-  // A boost ends at once: the room is gone.
-  c.backoff = Math.min(o.cafMaxBackoff, Math.max(1, c.backoff ?? 1) * o.cafBackoff);
+  c.backoff = Math.min(o.cafMaxBackoff, (c.backoff ?? 1) * o.cafBackoff);
 }
 
 /** Records the crawlers' load as they report it (CAF steers on it; the others ignore it). */

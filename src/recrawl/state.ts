@@ -24,8 +24,6 @@ export interface ChannelRecord {
   downloadTimes: number[];
   /** CAF: the channel's own interval multiplier (1 or absent = its group's interval). */
   backoff?: number;
-  /** CAF: when the channel's last task was submitted (how long it waited to start). */
-  submittedAt?: number;
 }
 
 export interface GroupRecord {
@@ -162,11 +160,7 @@ export function groupInterval(state: RecrawlState, group: number): number {
 export function channelInterval(state: RecrawlState, channel: number): number {
   const c = state.channels[channel]!;
   const o = state.options;
-  const group = state.groups[c.group]!.interval;
-  const b = c.backoff ?? 1;
-  let iv = group * b;
-  // CAF's room boost (b < 1) never recrawls faster than cafBoostCap × the change frequency.
-  if (b < 1) iv = Math.max(iv, Math.min(group, c.changeInterval / o.cafBoostCap));
+  let iv = state.groups[c.group]!.interval * (c.backoff ?? 1);
   if (o.rateCap !== null) iv = Math.max(iv, c.changeInterval / o.rateCap);
   return Math.max(iv, o.minInterval);
 }

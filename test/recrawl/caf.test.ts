@@ -139,8 +139,17 @@ describe('CAF', () => {
     expect(s.groups[1]!.interval).toBeCloseTo(8 * 120, 6);
   });
 
-  it('backs a channel off when its task finds no room or expires, and recovers on success', () => {
+  it("by default recrawls a channel whose task found no room at its group's interval", () => {
     const s = twoChannels();
+    s.groups[0]!.interval = 50;
+    recordFailure(s, 0, 1, 'refused');
+    recordFailure(s, 0, 2, 'expired');
+    expect(channelInterval(s, 0)).toBe(50);
+  });
+
+  it('with cafBackoff, backs a channel off when its task finds no room or expires, and recovers on success', () => {
+    const s = twoChannels();
+    s.options.cafBackoff = 2;
     s.groups[0]!.interval = 50;
     recordFailure(s, 0, 1, 'refused');
     expect(channelInterval(s, 0)).toBe(100);
@@ -178,46 +187,6 @@ describe('CAF', () => {
     }
   });
 
-  it('boosts a channel whose task started at once, within its cap, and ends the boost when room runs out (hand-computed)', () => {
-    const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'caf', minInterval: 0 });
-    // Submitted at t, completed at t + its download time: it waited 0 → × 1/1.25 each time.
-    const prompt = (t: number) => {
-      recordSubmit(s, 0, t);
-      recordSuccess(s, 0, t + 10, 10);
-    };
-    prompt(0);
-    expect(channelInterval(s, 0)).toBeCloseTo(48, 12); // 60 × 0.8
-    prompt(100);
-    expect(channelInterval(s, 0)).toBeCloseTo(38.4, 12); // 60 × 0.64
-    prompt(200);
-    prompt(300); // 60 × 0.4096 = 24.6 → the cap: never faster than 2 × the change frequency
-    expect(s.channels[0]!.backoff).toBeCloseTo(0.4096, 12);
-    expect(channelInterval(s, 0)).toBe(30);
-    for (let t = 400; t < 1000; t += 100) prompt(t);
-    expect(s.channels[0]!.backoff).toBe(0.25); // cafMinBackoff
-    // A task that waited (20 − 0 − 10 = 10 > 0.05 × 10) undoes one step: 0.25 × 1.25.
-    recordSubmit(s, 0, 1000);
-    recordSuccess(s, 0, 1020, 10);
-    expect(s.channels[0]!.backoff).toBeCloseTo(0.3125, 12);
-    // A later submission overwrote the time: the wait is unknown, nothing changes.
-    recordSubmit(s, 0, 1100);
-    recordSubmit(s, 0, 1105);
-    recordSuccess(s, 0, 1110, 10);
-    expect(s.channels[0]!.backoff).toBeCloseTo(0.3125, 12);
-    // No room: the boost ends at once and the back-off starts from 1.
-    recordFailure(s, 0, 1200, 'expired');
-    expect(s.channels[0]!.backoff).toBe(2);
-    expect(channelInterval(s, 0)).toBe(120);
-  });
-
-  it('other strategies are never boosted', () => {
-    const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'iir', minInterval: 0 });
-    recordSubmit(s, 0, 0);
-    recordSuccess(s, 0, 10, 10);
-    expect(channelInterval(s, 0)).toBe(60);
-    expect(s.channels[0]!.submittedAt).toBeUndefined();
-  });
-
   it('other strategies ignore the failure kind', () => {
     const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'iir' });
     recordFailure(s, 0, 1, 'refused');
@@ -228,8 +197,6 @@ describe('CAF', () => {
     expect(() => recrawlOptions({ cafTargetUtilisation: 1.5 })).toThrow(/cafTargetUtilisation/);
     expect(() => recrawlOptions({ cafMaxStep: 1 })).toThrow(/cafMaxStep/);
     expect(() => recrawlOptions({ cafBackoff: 0.5 })).toThrow(/cafBackoff/);
-    expect(() => recrawlOptions({ cafRoomBoost: 0.9 })).toThrow(/cafRoomBoost/);
-    expect(() => recrawlOptions({ cafMinBackoff: 0 })).toThrow(/cafMinBackoff/);
     expect(() => recrawlOptions({ cafFollowThreads: 'yes' as unknown as boolean })).toThrow(/cafFollowThreads/);
     const s = twoChannels();
     observeLoad(s, { threads: 10, running: 5, queued: 0 });
