@@ -55,6 +55,9 @@ export class ConnectionTrimmer {
   private busy = false;
   /** Connections closed so far (a figure for tests and benchmarks). */
   trimmed = 0;
+  /** Of those, connections to peers worth more than kad-dht's routing-table tag (1): neighbours, peers that
+   * probe us, kad-dht's closest peers. Many of them mean the bound is tight for what the node wants kept. */
+  trimmedValued = 0;
 
   constructor(private readonly o: ConnectionTrimOptions) {}
 
@@ -110,6 +113,7 @@ export class ConnectionTrimmer {
             b.timeline.open - a.timeline.open,
         );
         const close = order.slice(0, excess);
+        this.trimmedValued += close.filter((c) => value.get(c.remotePeer.toString())! > 1).length;
         await Promise.all(close.map((c) => this.close(c)));
         closed += close.length;
       }

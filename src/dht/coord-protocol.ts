@@ -137,6 +137,14 @@ export class CoordService {
   probesFailed = 0;
   /** Probes answered whose sample a stalled event loop spoiled (dropped). */
   probesSpoiled = 0;
+  /** Of those, spoiled by the responder's stall rather than ours alone. */
+  probesSpoiledRemote = 0;
+  /** Probes and info queries that had to dial (no connection to the peer was open): each a handshake on both sides. */
+  probeDials = 0;
+  infoDials = 0;
+  /** Peers that entered the neighbour set, and left it (any cause). */
+  neighboursAdded = 0;
+  neighboursRemoved = 0;
   private readonly lag: LagSource | undefined;
 
   constructor(opts: CoordServiceOptions) {
@@ -281,6 +289,8 @@ export class CoordService {
         .merge(pid, { tags: { [NEIGHBOUR_TAG]: on ? { value: NEIGHBOUR_TAG_VALUE } : undefined } })
         .catch((err: unknown) => this.o.log?.debug({ peer: id, err: String(err) }, 'neighbour tag failed'));
     };
+    this.neighboursAdded += change.added.length;
+    this.neighboursRemoved += change.removed.length;
     for (const id of change.added) tag(id, true);
     for (const id of change.removed) {
       tag(id, false);
@@ -314,6 +324,7 @@ export class CoordService {
       await this.lag.nextTick();
       if (this.lag.lag.spoils(to, rttMs, reply.stallMs ?? 0)) {
         this.probesSpoiled++;
+        if (!this.lag.lag.spoils(to, rttMs, 0)) this.probesSpoiledRemote++;
         return rttMs;
       }
     }
@@ -377,6 +388,10 @@ export class CoordService {
       const c = (e.detail as { connection?: Connection } | undefined)?.connection;
       if (c !== undefined) relayed = c.limits !== undefined || c.remoteAddr.toString().includes('/p2p-circuit');
     };
+    if (this.o.libp2p.getConnections(pid).length === 0) {
+      if (t === 'probe') this.probeDials++;
+      else if (t === 'info') this.infoDials++;
+    }
     try {
       stream = await this.o.libp2p.dialProtocol(pid, COORD_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs), onProgress });
     } catch (err) {

@@ -23,14 +23,30 @@ export class ActivityCounter {
       libp2p_connection_manager_dials_inbound_errors_total: 'upgrade failed inbound',
       libp2p_connection_manager_dials_outbound_errors_total: 'upgrade failed outbound',
     };
+    // kad-dht's own counters: what its routing table does with new contacts
+    // (each verified with a ping) and which requests it sends (each to a peer
+    // it may have to dial first).
+    const kad: [string, string][] = [
+      ['_kad_bucket_events_total', 'kad bucket'],
+      ['_outbound_rpc_requests_total', 'kad rpc out'],
+      ['_operations_total', 'kad operation'],
+    ];
+    const labelOf = (name: string): string | undefined => failures[name] ?? (name.includes('kad_dht') ? kad.find(([suffix]) => name.endsWith(suffix))?.[1] : undefined);
+    const counting = (label: string) => ({ increment: (v: Record<string, unknown>) => Object.keys(v).forEach((k) => this.add(`${label}: ${k}`)), update: () => undefined, reset: () => undefined, decrement: () => undefined, timer: () => () => undefined });
     const group = ((name: string, o?: never) => {
-      const label = failures[name];
+      const label = labelOf(name);
       if (label === undefined) return (base.registerCounterGroup as (n: string, o?: never) => unknown)(name, o);
-      return { increment: (v: Record<string, unknown>) => Object.keys(v).forEach((k) => this.add(`${label}: ${k}`)), update: () => undefined, reset: () => undefined };
+      return counting(label);
     }) as Metrics['registerCounterGroup'];
+    const metricGroup = ((name: string, o?: never) => {
+      const label = labelOf(name);
+      if (label === undefined) return (base.registerMetricGroup as (n: string, o?: never) => unknown)(name, o);
+      return counting(label);
+    }) as Metrics['registerMetricGroup'];
     return {
       ...base,
       registerCounterGroup: group,
+      registerMetricGroup: metricGroup,
       trackMultiaddrConnection: (c: MultiaddrConnection) => {
         this.add(`tcp connections ${c.direction}`);
         if (process.env.VOLCRAWL_ABORT_REASONS !== undefined) this.abortReasons(c);
@@ -70,6 +86,13 @@ export function nodeActivity(n: VolunteerNode): Activity {
     'probes ok': n.coords.probesOk,
     'probes failed': n.coords.probesFailed,
     'probes spoiled (loop stall)': n.coords.probesSpoiled,
+    'probes spoiled by the responder': n.coords.probesSpoiledRemote,
+    'probes that dialled': n.coords.probeDials,
+    'info queries that dialled': n.coords.infoDials,
+    'neighbours added': n.coords.neighboursAdded,
+    'neighbours removed': n.coords.neighboursRemoved,
+    'connections trimmed with value': n.trimmer.trimmedValued,
+    'accepted samples': n.coords.samples,
     'cell announcements': n.announcer.announcements,
     'connections trimmed': n.trimmer.trimmed,
     'keeper refills': n.keeper.refills,
