@@ -8,7 +8,21 @@
 // matters while probing is fast: every swap is a new connection (a Noise
 // handshake, identify, a kad-dht routing-table update on both sides), and at
 // two probes a second a pick-count alone swapped every 4 s — bench:routing
-// counted ~10 new connections per node and minute on a 100-node network. Plain data in, ids out: the coordinate service keeps the
+// counted ~10 new connections per node and minute on a 100-node network.
+//
+// The near part is sticky for the same reason. Recomputed from scratch each
+// round, the nearest 8 of ~100 crawlers by *predicted* RTT changed whenever
+// the coordinates moved a little — and while a network settles they move all
+// the time — and it emptied whenever the node's own estimate looked
+// unsettled again (its error crossing the threshold back and forth), which
+// refilled every slot at random: each change a new peer to dial, each old one
+// a connection for the trimmer. So a near member stays while it is live; a
+// free slot takes the nearest candidate outside; and a member is swapped for
+// an outsider only when the outsider is predicted clearly nearer (by
+// `nearMargin` of the member's predicted RTT and at least `nearMarginMs`),
+// one swap per update. While the node's own coordinate is unsettled the
+// near part keeps its members (it is not emptied) and takes no new ones.
+// Plain data in, ids out: the coordinate service keeps the
 // libp2p side (connections, tags).
 import { predictRtt, type Coordinate } from '../coords/index.js';
 import type { Rng } from '../rng.js';
@@ -22,9 +36,13 @@ export interface NeighbourOptions {
   rotateEvery: number;
   /** Shortest time between two swaps, ms (when the caller passes the time). */
   rotateMinMs: number;
+  /** A near member is swapped for an outsider only when the outsider's predicted RTT is below the member's by this fraction of it… */
+  nearMargin: number;
+  /** …and by at least this many ms (co-located peers a fraction of a ms apart are not worth a new connection). */
+  nearMarginMs: number;
 }
 
-export const DEFAULT_NEIGHBOURS: Readonly<NeighbourOptions> = Object.freeze({ near: 8, far: 8, rotateEvery: 8, rotateMinMs: 60_000 });
+export const DEFAULT_NEIGHBOURS: Readonly<NeighbourOptions> = Object.freeze({ near: 8, far: 8, rotateEvery: 8, rotateMinMs: 60_000, nearMargin: 0.25, nearMarginMs: 5 });
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
 export function neighbourOptions(partial: Partial<NeighbourOptions> = {}): NeighbourOptions {
@@ -35,6 +53,8 @@ export function neighbourOptions(partial: Partial<NeighbourOptions> = {}): Neigh
   if (o.near + o.far < 1) throw new RangeError('neighbourOptions: near + far must be at least 1');
   if (o.rotateEvery < 1) throw new RangeError('neighbourOptions: rotateEvery must be at least 1');
   if (!Number.isFinite(o.rotateMinMs) || o.rotateMinMs < 0) throw new RangeError(`neighbourOptions: rotateMinMs must be a finite number >= 0, got ${o.rotateMinMs}`);
+  if (!Number.isFinite(o.nearMargin) || o.nearMargin < 0 || o.nearMargin >= 1) throw new RangeError(`neighbourOptions: nearMargin must be in [0, 1), got ${o.nearMargin}`);
+  if (!Number.isFinite(o.nearMarginMs) || o.nearMarginMs < 0) throw new RangeError(`neighbourOptions: nearMarginMs must be a finite number >= 0, got ${o.nearMarginMs}`);
   return o;
 }
 
@@ -74,22 +94,18 @@ export class NeighbourSet {
     return this.near.length + this.far.length;
   }
 
-  /** Recomputes the set from the live candidates. `me` is this node's
+  /** Brings the set up to date with the live candidates. `me` is this node's
    * coordinate when it is settled enough to tell near from far (until then
-   * every slot is filled at random). Members no longer among the candidates
-   * (left, failed, turned out not to be crawlers) drop out. */
+   * the near part takes nobody new and free slots are filled at random).
+   * Members no longer among the candidates (left, failed, turned out not to
+   * be crawlers) drop out; the near part otherwise changes only as the
+   * header says (sticky, one clear improvement per update). */
   update(candidates: Candidate[], me: Coordinate | undefined): NeighbourChange {
     const before = new Set(this.members());
     const live = new Map(candidates.map((c) => [c.id, c]));
     const cap = this.opts.near + this.opts.far;
-    if (me !== undefined && this.opts.near > 0) {
-      this.near = candidates
-        .filter((c) => c.coord !== undefined)
-        .map((c) => ({ id: c.id, d: predictRtt(me, c.coord!) }))
-        .sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1))
-        .slice(0, this.opts.near)
-        .map((x) => x.id);
-    } else this.near = [];
+    if (me !== undefined && this.opts.near > 0) this.near = this.nearer(candidates, me);
+    else this.near = this.near.filter((id) => live.has(id));
     const nearSet = new Set(this.near);
     this.far = this.far.filter((id) => live.has(id) && !nearSet.has(id));
     const room = Math.min(cap - this.near.length, candidates.length - this.near.length);
@@ -100,6 +116,25 @@ export class NeighbourSet {
     if (this.far.length > room) this.far.length = Math.max(0, room);
     const after = new Set(this.members());
     return { added: [...after].filter((id) => !before.has(id)), removed: [...before].filter((id) => !after.has(id)) };
+  }
+
+  /** The near part after one update: members still live with a coordinate
+   * stay, free slots take the nearest outsiders, and the farthest member
+   * gives way to the nearest outsider only when that one is clearly nearer. */
+  private nearer(candidates: Candidate[], me: Coordinate): string[] {
+    const byD = (a: { id: string; d: number }, b: { id: string; d: number }) => a.d - b.d || (a.id < b.id ? -1 : 1);
+    const scored = candidates.filter((c) => c.coord !== undefined).map((c) => ({ id: c.id, d: predictRtt(me, c.coord!) }));
+    const member = new Set(this.near);
+    const kept = scored.filter((x) => member.has(x.id)).sort(byD);
+    const outside = scored.filter((x) => !member.has(x.id)).sort(byD);
+    let next = 0;
+    while (kept.length < this.opts.near && next < outside.length) kept.push(outside[next++]!);
+    const best = outside[next];
+    const worst = kept[kept.length - 1];
+    if (best !== undefined && worst !== undefined && kept.length >= this.opts.near && worst.d - best.d > Math.max(this.opts.nearMarginMs, this.opts.nearMargin * worst.d)) {
+      kept[kept.length - 1] = best;
+    }
+    return kept.sort(byD).map((x) => x.id);
   }
 
   /** Swaps one far member for a random candidate outside the set, every

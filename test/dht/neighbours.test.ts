@@ -13,6 +13,8 @@ describe('neighbour set', () => {
     expect(() => neighbourOptions({ near: -1 })).toThrow(/near/);
     expect(() => neighbourOptions({ near: 0, far: 0 })).toThrow(/at least 1/);
     expect(() => neighbourOptions({ rotateEvery: 0 })).toThrow(/rotateEvery/);
+    expect(() => neighbourOptions({ nearMargin: 1 })).toThrow(/nearMargin/);
+    expect(() => neighbourOptions({ nearMarginMs: -1 })).toThrow(/nearMarginMs/);
   });
 
   it('keeps the nearest crawlers plus random far ones, never more than near + far', () => {
@@ -41,6 +43,43 @@ describe('neighbour set', () => {
     expect(change.added).toHaveLength(3);
     expect(s.size).toBe(5);
     expect(s.members().some((id) => gone.has(id))).toBe(false);
+  });
+
+  it('keeps its near members while predicted RTTs jitter, and swaps one only for a clearly nearer peer', () => {
+    const s = new NeighbourSet({ near: 3, far: 0, nearMargin: 0.25, nearMarginMs: 5 }, createRng(8));
+    const cands = line(30);
+    s.update(cands, at(0));
+    const near = () => s.members().sort();
+    expect(near()).toEqual(['p0', 'p1', 'p2']);
+    // p3 drifts to just inside p2's distance, and back: not worth a new connection.
+    const moved = (id: string, x: number) => cands.map((c) => (c.id === id ? { ...c, coord: at(x) } : c));
+    expect(s.update(moved('p3', 18), at(0)).added).toEqual([]);
+    expect(near()).toEqual(['p0', 'p1', 'p2']);
+    // Two outsiders come much nearer: one swap per update, the farthest member goes.
+    const closer = moved('p3', 1).map((c) => (c.id === 'p4' ? { ...c, coord: at(2) } : c));
+    const first = s.update(closer, at(0));
+    expect(near()).toEqual(['p0', 'p1', 'p3']);
+    expect(first.removed).toContain('p2');
+    s.update(closer, at(0));
+    expect(near()).toEqual(['p0', 'p3', 'p4']);
+  });
+
+  it('does not empty its near part when its own coordinate looks unsettled again', () => {
+    const s = new NeighbourSet({ near: 3, far: 3 }, createRng(9));
+    const cands = line(30);
+    s.update(cands, at(0));
+    const before = s.members();
+    // Unsettled (no coordinate to judge by), settled, unsettled again: nothing changes.
+    for (let k = 0; k < 6; k++) {
+      const change = s.update(cands, k % 2 === 0 ? undefined : at(0));
+      expect(change).toEqual({ added: [], removed: [] });
+    }
+    expect(s.members()).toEqual(before);
+    // A member that left is still dropped while unsettled, and its slot refilled.
+    const change = s.update(cands.filter((c) => c.id !== 'p1'), undefined);
+    expect(change.removed).toEqual(['p1']);
+    expect(change.added).toHaveLength(1);
+    expect(s.size).toBe(6);
   });
 
   it('with fewer candidates than slots, takes them all', () => {
