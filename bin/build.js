@@ -17,7 +17,7 @@
 // build writes last (tests, benchmarks and the demo run it first, so they never
 // run an old build of edited sources).
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,7 +99,32 @@ const esbuild = await import('esbuild');
 // fails if they ever part.
 const WARC_WRITER = 'dist/src/crawler/warc/writer.js';
 const WARC_WORKER = 'chunks/worker';
+// libp2p's peer store and peer records sort protocol names, map keys and
+// multiaddr strings with String.prototype.localeCompare — only for a canonical
+// order (stored records compared with each other, arrays compared as sets).
+// Its first call makes V8 build an ICU collator, whose data stays resident:
+// ≈ 3 MB of every idle volunteer, for an order any total order serves. In the
+// volunteer's bundle those calls compare UTF-16 code units instead. A call the
+// pattern does not match is left as it is, with a warning; the idle-node test
+// (test/node/idle-join.test.ts) then fails on the collator it builds.
+const ORDER_ONLY_COMPARES = /[\\/]@libp2p[\\/](peer-store|peer-record)[\\/]dist[\\/]src[\\/].*\.js$/;
+const codeUnitOrder = {
+  name: 'code-unit-order',
+  setup(build) {
+    build.onLoad({ filter: ORDER_ONLY_COMPARES }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('.localeCompare(')) return undefined;
+      const patched = text.replace(/([\w$.]+(?:\(\))?)\.localeCompare\(([\w$.]+(?:\(\))?)\)/g, '__volcrawlCodeUnitOrder($1, $2)');
+      if (patched.includes('.localeCompare(')) {
+        console.warn(`build: ${relative(root, args.path)}: a localeCompare call not rewritten (it builds an ICU collator in every volunteer)`);
+        return undefined;
+      }
+      return { contents: `const __volcrawlCodeUnitOrder = (a, b) => (a < b ? -1 : a > b ? 1 : 0);\n${patched}`, loader: 'js' };
+    });
+  },
+};
 const bundle = await esbuild.build({
+  plugins: [codeUnitOrder],
   entryPoints: { 'volunteer-crawler': join(dist, 'src/node/cli.js'), [WARC_WORKER]: join(dist, 'src/crawler/warc/worker.js') },
   outdir: join(dist, 'bin'),
   chunkNames: 'chunks/[name]-[hash]',
@@ -121,5 +146,8 @@ if (writerOut === undefined || dirname(resolve(root, writerOut)) !== dirname(joi
   console.error(`build: the WARC writer (${writerOut ?? 'not bundled'}) and its worker (dist/bin/${WARC_WORKER}.js) are not in one directory`);
   process.exit(1);
 }
+// Which sources each output file holds (test/node/idle-join.test.ts checks with it that an idle
+// `join` loads none of the crawler's); outside dist/bin, so not shipped.
+writeFileSync(join(dist, 'volunteer-bundle.meta.json'), JSON.stringify(bundle.metafile));
 writeFileSync(STAMP, `${new Date().toISOString()}\n`);
 if (process.env.npm_lifecycle_event !== 'prepare') console.error(`build: dist/ compiled, ${copied} asset file(s) and ${DATA.join(', ')}/ copied`);

@@ -1,0 +1,78 @@
+// What an idle `volunteer-crawler join` keeps resident: it must not load the
+// crawler (HTTP client, HTML parser, robots.txt, WARC writer: loaded on the
+// first task, src/node/lazy-runner.ts) nor ask V8 for ICU's locale data
+// (Intl, localeCompare: several MB that stay resident) before it has work.
+// A real process from the compiled build, with a preload that records every
+// module it loads and every ICU service it asks for
+// (test/fixtures/trace-idle.mjs); the esbuild metafile the build writes says
+// which sources each loaded chunk holds. Nothing is timed: the process is
+// asked for its status (the owner's verb, which reads the local time and the
+// transfer ledger) once its control socket is up, then stopped.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/volunteer-crawler.js');
+const PRELOAD = join(ROOT, 'test/fixtures/trace-idle.mjs');
+const MANAGER = '12D3KooWPjVcaCmQJiYib6Q5fkXx1HmJ6ywdeQiqNK9ojJXwZbjp';
+/** Sources only the crawler needs (the lazy runner's import and what it alone pulls in). */
+const CRAWLER_ONLY = [/^dist\/src\/crawler\/manager\.js$/, /^dist\/src\/crawler\/thread\.js$/, /^dist\/src\/crawler\/robots\.js$/, /^dist\/src\/crawler\/warc\/writer\.js$/, /^node_modules\/undici\//, /^node_modules\/htmlparser2\//];
+
+const dir = mkdtempSync(join(tmpdir(), 'vc-idle-'));
+let proc: ChildProcess | undefined;
+afterAll(() => {
+  if (proc !== undefined && proc.exitCode === null) proc.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function run(args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((done) => execFile(process.execPath, [BIN, ...args], (err, _out, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr })));
+}
+
+describe('an idle volunteer-crawler join', () => {
+  it('loads none of the crawler and no ICU locale data before its first task', async () => {
+    const trace = join(dir, 'trace.txt');
+    const data = join(dir, 'data');
+    const child = spawn(process.execPath, ['--import', PRELOAD, BIN, 'join', '--first', '--manager', MANAGER, '--lan', '--listen', '/ip4/127.0.0.1/tcp/0', '--no-status', '--cpu-busy-above', '0', '--data-dir', data], {
+      env: { ...process.env, VOLCRAWL_TRACE_FILE: trace },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proc = child;
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    await new Promise<void>((ok, fail) => {
+      const check = () => {
+        if (out.includes('owner control ready')) ok();
+        else if (child.exitCode !== null) fail(new Error(`join exited ${child.exitCode}:\n${out}`));
+        else setTimeout(check, 50);
+      };
+      check();
+    });
+    const status = await run(['status', '--json', '--data-dir', data]);
+    expect(status.code, status.stderr).toBe(0);
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+
+    const lines = readFileSync(trace, 'utf8').trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('icu ')), 'ICU services asked for').toEqual([]);
+    const loaded = lines.filter((l) => l.startsWith('load file:')).map((l) => relative(ROOT, fileURLToPath(l.slice(5))));
+    const meta = JSON.parse(readFileSync(join(ROOT, 'dist/volunteer-bundle.meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
+    const inputsOf = (outputs: string[]) => outputs.flatMap((o) => Object.keys(meta.outputs[o]?.inputs ?? {}));
+    const chunks = Object.keys(meta.outputs).filter((o) => o.endsWith('.js'));
+    const loadedChunks = loaded.filter((f) => chunks.includes(f));
+    expect(loadedChunks).toContain('dist/bin/volunteer-crawler.js');
+    // Not vacuous: every crawler-only source is in the bundle, in chunks the process did not load.
+    const bundled = inputsOf(chunks);
+    for (const re of CRAWLER_ONLY) expect(bundled.some((i) => re.test(i)), `${re} bundled`).toBe(true);
+    const used = inputsOf(loadedChunks);
+    expect(used.filter((i) => CRAWLER_ONLY.some((re) => re.test(i)))).toEqual([]);
+    // …and none of them from node_modules outside the bundle either.
+    expect(loaded.filter((f) => CRAWLER_ONLY.some((re) => re.test(f)))).toEqual([]);
+  });
+});
