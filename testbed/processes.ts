@@ -9,6 +9,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { VOLUNTEER_NODE_ENV, VOLUNTEER_NODE_FLAGS } from '../src/node/runtime-flags.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const START_TIMEOUT_MS = 90_000;
@@ -189,8 +190,8 @@ export class ProcessHandle {
   }
 }
 
-function spawnBin(name: string, bin: string, args: string[], io: SpawnIo): ProcessHandle {
-  return spawnNode(name, [resolve(ROOT, 'bin', bin), ...args], io);
+function spawnBin(name: string, bin: string, args: string[], io: SpawnIo, node: { flags?: readonly string[]; env?: Readonly<Record<string, string>> } = {}): ProcessHandle {
+  return spawnNode(name, [...(node.flags ?? []), resolve(ROOT, 'bin', bin), ...args], node.env === undefined ? io : { ...io, env: { ...node.env, ...io.env } });
 }
 
 /** `node <argv…>` (this Node binary, cwd the repository), in `io.netns` when given. */
@@ -301,7 +302,8 @@ export function spawnVolunteerProcess(name: string, manager: { peerId: string; a
     // Manager, volunteers and test web share this machine: their CPU use is not the owner's other programs.
     ['--cpu-busy-above', '0'],
   ]);
-  return spawnBin(name, 'volunteer-crawler.js', args, io);
+  // With the installed executable's Node settings (its first line: src/node/runtime-flags.ts).
+  return spawnBin(name, 'volunteer-crawler.js', args, io, { flags: VOLUNTEER_NODE_FLAGS, env: VOLUNTEER_NODE_ENV });
 }
 
 /** spawnVolunteerProcess, resolving once its node is up (needs --log-level info or lower). */

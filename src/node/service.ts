@@ -9,6 +9,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-file.js';
+import { VOLUNTEER_NODE_ENV, VOLUNTEER_NODE_FLAGS } from './runtime-flags.js';
 
 export const UNIT_NAME = 'volcrawl.service';
 
@@ -64,7 +65,7 @@ function systemdPath(p: string): string {
 
 /** The unit: `volunteer-crawler join <args>` at the lowest priority, restarted on failure, stopped with SIGTERM (tasks handed on). */
 export function renderUnit(o: { execPath: string; script: string; joinArgs: string[]; dataDir: string; docs?: string }): string {
-  const exec = [o.execPath, o.script, 'join', ...o.joinArgs].map(systemdWord).join(' ');
+  const exec = [o.execPath, ...VOLUNTEER_NODE_FLAGS, o.script, 'join', ...o.joinArgs].map(systemdWord).join(' ');
   return [
     '# Written by `volunteer-crawler service install`; remove with `volunteer-crawler service uninstall`.',
     '[Unit]',
@@ -73,6 +74,8 @@ export function renderUnit(o: { execPath: string; script: string; joinArgs: stri
     '',
     '[Service]',
     'Type=simple',
+    '# Node runs the volunteer as its executable does (src/node/runtime-flags.ts).',
+    ...Object.entries(VOLUNTEER_NODE_ENV).map(([k, v]) => `Environment=${k}=${v}`),
     `ExecStart=${exec}`,
     `WorkingDirectory=${systemdPath(o.dataDir)}`,
     'Restart=on-failure',
