@@ -2,7 +2,8 @@
 //
 // Starts `dht-manager serve` and `--volunteers` `volunteer-crawler join`
 // processes on loopback, exactly as the README runs them (through bin/, so the
-// compiled build), one after another so that each start is timed alone. Once
+// compiled build, with the Node settings of the executable's first line:
+// src/node/runtime-flags.ts), one after another so that each start is timed alone. Once
 // all have joined it waits until each has logged 'coordinate settled' (its
 // probing pace backed off to the longest gap; at most `--settle` seconds —
 // older builds never log it), then measures for `--measure` seconds with no
