@@ -67,6 +67,11 @@ export interface IntegrityResult {
   checksDeferred: number;
   /** Checks and third crawls not sent because a side was quarantined meanwhile. */
   checksCancelled: number;
+  /** Third crawls that outvoted nobody, third crawls that outvoted a crawl on coverage alone,
+   * and coverage disputes settled by a stored crawl instead of a third crawl. */
+  noMajority: number;
+  coverageOutvotes: number;
+  storedTieBreaks: number;
   /** Second crawls by why they were issued (intro, sampled, anomaly-empty, anomaly-changes, failure-claim). */
   checksByReason: Record<string, number>;
   forgedCurrentPeak: number;
@@ -84,7 +89,7 @@ interface VolunteerSummary {
   totals: { coordinate: number; coordinateOk: number };
 }
 interface VolunteersView {
-  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number; checksCancelled?: number; byReason?: Record<string, number> };
+  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number; checksCancelled?: number; noMajority?: number; coverageOutvotes?: number; storedTieBreaks?: number; byReason?: Record<string, number> };
   verificationOverhead: number;
   volunteers: VolunteerSummary[];
 }
@@ -188,6 +193,9 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       checksDropped: v.counters.checksDropped,
       checksDeferred: v.counters.checksDeferred ?? 0,
       checksCancelled: v.counters.checksCancelled ?? 0,
+      noMajority: v.counters.noMajority ?? 0,
+      coverageOutvotes: v.counters.coverageOutvotes ?? 0,
+      storedTieBreaks: v.counters.storedTieBreaks ?? 0,
       checksByReason: v.counters.byReason ?? {},
       forgedCurrentPeak: peak,
       runSeconds: Math.round((Date.now() - started) / 1000),

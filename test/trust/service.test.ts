@@ -35,6 +35,17 @@ async function open(extra: Parameters<typeof openManager>[2] = {}): Promise<Mana
   return mgr;
 }
 
+/** The manager's network from now on: only `ids` can verify (they accept every check). */
+function verifiers(ids: string[]): void {
+  m.trust.network = {
+    candidates: () => ids.map((id, i) => ({ id, address: `10.1.${i}.1`, coord: [i * 30, 0] })),
+    dispatchTo: async (t, peer) => {
+      sent.push({ t, peer });
+      return { status: 'accepted', by: peer };
+    },
+  };
+}
+
 async function until(what: string, cond: () => boolean | Promise<boolean>, tries = 500): Promise<void> {
   for (let i = 0; i < tries; i++) {
     if (await cond()) return;
@@ -311,6 +322,74 @@ describe('trust service in a real manager', () => {
     expect(m.trust.summary(D).quarantine?.reason).toMatch(/lost 5 of 5 tasks while the others lose 18\.2 %/);
     expect(m.trust.summary(D).tasksAtHold).toBe(5);
     expect(m.trust.status(V3)).not.toBe('quarantined');
+  });
+
+  it.each([
+    ['is settled by the stored crawl of a third volunteer in good standing: no third crawl', true],
+    ['needs a third crawl when stored crawls are not used (storedCrawlMaxAgeMs 0)', false],
+  ])('a crawl "completed" with no page, against a verifier that found the pages, %s', async (_, useStored) => {
+    const E = '12D3KooWEmptyEmptyEmptyEmptyEmptyEmptyEmptyEmpty1';
+    if (!useStored) {
+      await m.close();
+      m = await open({ trust: { seed: 7, minRate: 1, spotCheck: { storedCrawlMaxAgeMs: 0 } } });
+    }
+    // V2 crawls the channel (its own check agrees); then only V1 and V3 verify.
+    await crawl(V2, pages(1));
+    await answer(0, pages(1));
+    await until('V2\'s check', () => m.trust.checks.size === 0);
+    const v2Before = m.trust.record(V2).totals;
+    verifiers([V1, V3]);
+    clock.advance(2 * 3_600_000);
+    await crawl(E, []);
+    await answer(1, pages(1));
+    if (useStored) {
+      await until('the verdict', () => m.trust.record(E).totals.disagree > 0);
+      expect(sent).toHaveLength(2);
+      expect(m.trust.counters.tieBreaks).toBe(0);
+      expect(m.trust.counters.storedTieBreaks).toBe(1);
+      expect(m.trust.counters.checksDisagreed).toBe(1);
+      // The verifier is not accused; the stored crawl's volunteer is neither credited nor accused.
+      expect(m.trust.record(sent[1]!.peer).totals.disagree).toBe(0);
+      expect(m.trust.record(V2).totals).toEqual(v2Before);
+    } else {
+      await until('the third crawl', () => sent.length === 3);
+      expect(m.trust.counters.tieBreaks).toBe(1);
+      expect(m.trust.counters.storedTieBreaks).toBe(0);
+      expect(m.trust.record(E).totals.disagree).toBe(0);
+    }
+  });
+
+  it('a verifier whose last check crawl was lost is not drawn again until it finishes something', async () => {
+    verifiers([V1, V2]);
+    m.trust.checks.startSweep();
+    try {
+      await crawl(F, pages(1));
+      await until('the check leaves', () => sent.length === 1);
+      const loser = sent[0]!.peer;
+      const other = loser === V1 ? V2 : V1;
+      clock.advance(3_600_000); // past the check crawl's deadline and grace
+      await until('the check is lost', () => m.trust.counters.checksDropped === 1, 1000);
+      for (let i = 1; i <= 4; i++) {
+        clock.advance(7 * 86_400_000);
+        await crawl(F, pages(1));
+        await answer(i, pages(1));
+        expect(sent[i]!.peer, `check ${i}`).toBe(other);
+        await until(`check ${i} decided`, () => m.trust.checks.size === 0);
+      }
+      // With the other verifier gone, the loser is still not drawn: the check waits…
+      verifiers([loser]);
+      clock.advance(7 * 86_400_000);
+      await crawl(F, pages(1));
+      await until('the check to wait', () => m.trust.checks.waitingCount === 1);
+      expect(sent).toHaveLength(5);
+      // …until the loser finishes a task of its own (whose check waits: nobody else verifies).
+      clock.advance(7 * 86_400_000);
+      await crawl(loser, pages(1));
+      await until('the waiting check goes to the loser', () => sent.length === 6, 1000);
+      expect(sent[5]!.peer).toBe(loser);
+    } finally {
+      m.trust.checks.stopSweep();
+    }
   });
 
   it('pages that legitimately changed between the two crawls are never held against either volunteer', async () => {

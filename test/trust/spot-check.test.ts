@@ -15,7 +15,7 @@ import {
   verificationOverhead,
   type CompletedTask,
 } from '../../src/manager/trust/spot-check.js';
-import { resolvePair, resolveTieBreak } from '../../src/manager/trust/tie-break.js';
+import { coverageMajority, resolveByStoredCrawl, resolvePair, resolveTieBreak } from '../../src/manager/trust/tie-break.js';
 import { chooseVerifier, networkPrefix, type VolunteerInfo } from '../../src/manager/trust/verifier.js';
 
 const fixed = (v: number): Rng => ({ next: () => v });
@@ -145,6 +145,16 @@ describe('chooseVerifier', () => {
     const c = [first, v('B2', 'trusted', '10.0.1.6'), v('E', 'new', '10.0.4.1')];
     expect(chooseVerifier(subject, c, createRng(1), [first])!.id).toBe('E');
   });
+  it('never one whose last check crawl was lost until it finishes something; among equals one holding no check', () => {
+    const dropper = { ...v('D', 'trusted', '10.5.0.1'), lostLastCheck: true };
+    expect(chooseVerifier(subject, [dropper], createRng(1))).toBeNull();
+    expect(chooseVerifier(subject, [dropper, v('E', 'new', '10.0.0.9')], createRng(1))!.id).toBe('E');
+    const busy = { ...v('A', 'trusted', '10.1.0.1'), checksHeld: 1 };
+    const idle = { ...v('B', 'trusted', '10.2.0.1'), checksHeld: 0 };
+    for (let seed = 1; seed <= 20; seed++) expect(chooseVerifier(subject, [busy, idle], createRng(seed))!.id).toBe('B');
+    // Idle ranks below every other preference: another prefix first.
+    expect(chooseVerifier(subject, [busy, { ...v('C', 'trusted', '10.0.0.8'), checksHeld: 0 }], createRng(1))!.id).toBe('A');
+  });
   it('picks at random among equals', () => {
     const c = [v('A', 'trusted', '10.1.0.1'), v('B', 'trusted', '10.2.0.1'), v('C', 'trusted', '10.3.0.1')];
     const seen = new Set<string>();
@@ -217,6 +227,44 @@ describe('resolveTieBreak', () => {
     const r = resolveTieBreak(cmp('disagree'), cmp('inconclusive'), cmp('agree'), parties, 400);
     expect(r.odd).toBeNull();
     expect(kinds(r)).toEqual({ A: 'inconclusive', B: 'agree', C: 'agree' });
+  });
+});
+
+describe('coverage judged on its own', () => {
+  // An empty crawl ("completed", no page) against two crawls that found the pages:
+  // not-crawled against it in both its comparisons.
+  const notCrawled = (side: 'a' | 'b'): CrawlComparison => ({ ...cmp('disagree', 0.5), disagreements: [{ reason: 'not-crawled', side, detail: '' }] });
+  const kinds = (r: { outcomes: { volunteer: string; outcome: { kind: string } }[] }): Record<string, string> => Object.fromEntries(r.outcomes.map((o) => [o.volunteer, o.outcome.kind]));
+  it('two crawls that found the pages outvote the one that found none, though they disagree on text (the forger among them stays undecided)', () => {
+    // a empty; b honest; c a forger: b and c contradict each other.
+    const r = resolveTieBreak(notCrawled('a'), notCrawled('a'), cmp('disagree', 2, 'contradiction'), parties, 400);
+    expect(r.odd).toBe('a');
+    expect(r.onCoverage).toBe(true);
+    expect(kinds(r)).toEqual({ A: 'disagree', B: 'inconclusive', C: 'inconclusive' });
+    expect(r.outcomes[0]!.outcome.weight).toBe(0.5);
+    expect(r.outcomes[0]!.outcome.reason).toMatch(/outvoted on coverage .*not-crawled/);
+    // The empty crawl as the verifier (b) or the third crawl (c): the same.
+    expect(resolveTieBreak(notCrawled('b'), cmp('disagree', 2, 'contradiction'), notCrawled('a'), parties, 400).odd).toBe('b');
+    expect(resolveTieBreak(cmp('disagree', 2, 'contradiction'), notCrawled('b'), notCrawled('b'), parties, 400).odd).toBe('c');
+  });
+  it('accuses nobody when the two others dispute coverage too, or when the missing side differs', () => {
+    expect(coverageMajority({ ab: notCrawled('a'), ac: notCrawled('a'), bc: notCrawled('b') }, parties, 400)).toBeNull();
+    expect(coverageMajority({ ab: notCrawled('a'), ac: notCrawled('b'), bc: cmp('disagree') }, parties, 400)).toBeNull();
+    expect(resolveTieBreak(notCrawled('a'), notCrawled('b'), cmp('disagree'), parties, 400).odd).toBeNull();
+    // Content disputes alone never reach the coverage rule.
+    expect(resolveTieBreak(cmp('disagree'), cmp('disagree'), cmp('disagree'), parties, 400).odd).toBeNull();
+  });
+  it('a stored crawl of a third volunteer settles a coverage dispute against the subject, crediting nobody', () => {
+    const r = resolveByStoredCrawl(notCrawled('a'), notCrawled('a'), parties, 400)!;
+    expect(r.odd).toBe('a');
+    expect(kinds(r)).toEqual({ A: 'disagree', B: 'inconclusive' });
+    expect(r.outcomes[0]!.outcome.reason).toMatch(/stored crawl of C/);
+    // Not when the stored crawl saw nothing the subject missed, when the dispute is about
+    // content, or when the verifier is the one that missed the pages.
+    expect(resolveByStoredCrawl(notCrawled('a'), cmp('agree'), parties, 400)).toBeNull();
+    expect(resolveByStoredCrawl(cmp('disagree', 2, 'contradiction'), notCrawled('a'), parties, 400)).toBeNull();
+    expect(resolveByStoredCrawl({ ...notCrawled('a'), disagreements: [...notCrawled('a').disagreements, { reason: 'mismatch', side: null, detail: '' }] }, notCrawled('a'), parties, 400)).toBeNull();
+    expect(resolveByStoredCrawl(notCrawled('b'), notCrawled('a'), parties, 400)).toBeNull();
   });
 });
 

@@ -21,13 +21,13 @@ import { buildTask, taskId } from '../domain/task-builder.js';
 import { UploadRefused } from '../errors.js';
 import type { DispatchResult, IssuedTask } from '../services/tasks.js';
 import type { ServiceCore } from '../services/core.js';
-import { compareCrawls, type CompareOptions, type CrawlView } from './compare.js';
+import { compareCrawls, type CompareOptions, type CrawlComparison, type CrawlView } from './compare.js';
 import type { Outcome, VolunteerStatus } from './reputation.js';
 import type { SpotCheckOptions } from './spot-check.js';
 import type { CheckParty } from './tie-break.js';
-import { resolvePair, resolveTieBreak } from './tie-break.js';
+import { coverageDisputeOfSubject, resolveByStoredCrawl, resolvePair, resolveTieBreak } from './tie-break.js';
 import { chooseVerifier, type VolunteerInfo } from './verifier.js';
-import { CheckCrawl } from './views.js';
+import { CheckCrawl, storedThirdCrawl } from './views.js';
 import { parseStoredCheck, type Check, type Waiting } from './check-record.js';
 import { distrustPages } from './distrust.js';
 import { Recrawls, type SentTask as Sent } from './recrawls.js';
@@ -44,7 +44,19 @@ export interface TrustNetwork {
 /** What the checks need of the trust service (service.ts implements it). */
 export interface TrustHost {
   readonly core: ServiceCore;
-  readonly counters: { spotChecks: number; tieBreaks: number; checksAgreed: number; checksDisagreed: number; checksInconclusive: number; checksDropped: number; checksCancelled?: number; byReason: Record<string, number> };
+  readonly counters: {
+    spotChecks: number;
+    tieBreaks: number;
+    checksAgreed: number;
+    checksDisagreed: number;
+    checksInconclusive: number;
+    checksDropped: number;
+    checksCancelled?: number;
+    noMajority?: number;
+    coverageOutvotes?: number;
+    storedTieBreaks?: number;
+    byReason: Record<string, number>;
+  };
   readonly spot: SpotCheckOptions;
   readonly cmp: CompareOptions;
   status(id: string): VolunteerStatus;
@@ -75,6 +87,9 @@ export class TrustChecks {
   private sweeping = false;
   /** Re-crawls of distrusted pages, followed until they land. */
   readonly recrawls: Recrawls;
+  /** Volunteers whose last check crawl was lost (accepted, never uploaded) and that
+   * finished nothing since: not drawn as verifiers (in memory: a restart forgets). */
+  private readonly lostCheck = new Set<string>();
 
   constructor(
     private readonly s: TrustHost,
@@ -183,9 +198,25 @@ export class TrustChecks {
     return { id, status: this.s.status(id), address: c?.address ?? null, coord: c?.coord ?? null };
   }
 
+  /** `volunteer` finished a task or a check crawl: it may verify again. */
+  finished(volunteer: string): void {
+    this.lostCheck.delete(volunteer);
+  }
+
+  /** Check crawls each volunteer holds now. */
+  private checksHeldBy(): Map<string, number> {
+    const n = new Map<string, number>();
+    for (const ck of this.inFlight.values()) n.set(ck.peer, (n.get(ck.peer) ?? 0) + 1);
+    return n;
+  }
+
   private pick(subject: string, others: string[], exclude: readonly string[] = []): string | null {
     if (this.network === null) return null;
-    const cands = this.network.candidates().filter((c) => !exclude.includes(c.id)).map((c) => ({ ...c, status: this.s.status(c.id) }));
+    const holding = this.checksHeldBy();
+    const cands = this.network
+      .candidates()
+      .filter((c) => !exclude.includes(c.id))
+      .map((c) => ({ ...c, status: this.s.status(c.id), lostLastCheck: this.lostCheck.has(c.id), checksHeld: holding.get(c.id) ?? 0 }));
     return chooseVerifier(this.info(subject), cands, this.rng, others.map((o) => this.info(o)), this.s.spot)?.id ?? null;
   }
 
@@ -290,6 +321,7 @@ export class TrustChecks {
     if (!ck.crawl.add(r)) return 'duplicate';
     if (!r.final) return 'applied';
     await this.forget(ck.id);
+    this.finished(ck.peer);
     const view = ck.crawl.view(ck.peer, ck.id, ck.issuedAt, this.s.core.clock());
     await (ck.stage === 'verify' ? this.resolveFirst(ck, view) : this.resolveThird(ck, view));
     await this.s.saveCounters();
@@ -306,9 +338,45 @@ export class TrustChecks {
     if (ab.verdict === 'inconclusive') this.s.counters.checksInconclusive++;
     if (!pair.needsTieBreak) return;
     if (await this.moot(ck.subject.volunteer, view.volunteer, ck.subject.taskId)) return;
+    if (await this.settleFromStore(ck, view, ab)) return;
     if (await this.tryThird(ck, view, ab)) return;
     this.waiting.push({ stage: 'tiebreak', ck, view, ab, until: now + this.timeoutMs });
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'no third volunteer has room now: the tie-break waits');
+  }
+
+  /**
+   * A coverage dispute against the subject (it missed the pages its verifier
+   * found) settled by a crawl the manager already holds: the stored crawl of
+   * the channel by a third volunteer in good standing whose pages were seen
+   * within storedCrawlMaxAgeMs before the subject's task was issued
+   * (tie-break.ts's resolveByStoredCrawl). Saves a third crawl; in the
+   * benchmark the `empty` volunteer's anomaly checks each needed one.
+   */
+  private async settleFromStore(ck: Check, view: CrawlView, ab: CrawlComparison): Promise<boolean> {
+    const maxAge = this.s.spot.storedCrawlMaxAgeMs;
+    if (maxAge <= 0 || !coverageDisputeOfSubject(ab)) return false;
+    const good = (id: string): boolean => {
+      const st = this.s.status(id);
+      return st === 'new' || st === 'trusted';
+    };
+    const stored = await storedThirdCrawl(this.s.core.repos, ck.channel, { since: ck.subject.issuedAt - maxAge, exclude: [ck.subject.volunteer, view.volunteer], eligible: good });
+    if (stored === null) return false;
+    const ac = compareCrawls(ck.subject, stored, { ratePerMinute: ck.ratePerMinute }, this.s.cmp);
+    const tb = resolveByStoredCrawl(ab, ac, { a: party(ck.subject), b: party(view), c: party(stored) }, this.s.core.clock(), this.s.cmp.weights);
+    if (tb === null) return false;
+    for (const o of tb.outcomes) await this.s.apply(o.volunteer, o.outcome);
+    const c = this.s.counters;
+    c.checksDisagreed++;
+    c.storedTieBreaks = (c.storedTieBreaks ?? 0) + 1;
+    this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, stored: stored.taskId, storedBy: stored.volunteer, note: tb.note }, 'disagreement broken by a stored crawl: no third crawl');
+    await this.outvoted(ck.channel, ck.subject);
+    return true;
+  }
+
+  /** The subject's crawl was outvoted: its versions stop being current once re-crawled. */
+  private async outvoted(channel: string, a: CrawlView): Promise<void> {
+    const n = await this.distrust(channel, a.volunteer, null, a.taskId);
+    if (n > 0) await this.s.recrawl(channel, `outvoted task ${a.taskId}`);
   }
 
   /** A disagreement with a side already quarantined or banned needs no third crawl:
@@ -347,16 +415,16 @@ export class TrustChecks {
     const change = { ratePerMinute: ck.ratePerMinute };
     const ac = compareCrawls(a, c, change, this.s.cmp);
     const bc = compareCrawls(b, c, change, this.s.cmp);
-    const tb = resolveTieBreak(ck.ab!, ac, bc, { a: party(a), b: party(b), c: party(c) }, now, this.s.spot);
+    const tb = resolveTieBreak(ck.ab!, ac, bc, { a: party(a), b: party(b), c: party(c) }, now, this.s.spot, this.s.cmp.weights);
     for (const o of tb.outcomes) await this.s.apply(o.volunteer, o.outcome);
-    if (tb.odd === null) this.s.counters.checksInconclusive++;
-    else this.s.counters.checksDisagreed++;
+    const counters = this.s.counters;
+    if (tb.odd === null) {
+      counters.checksInconclusive++;
+      counters.noMajority = (counters.noMajority ?? 0) + 1;
+    } else counters.checksDisagreed++;
+    if (tb.onCoverage === true) counters.coverageOutvotes = (counters.coverageOutvotes ?? 0) + 1;
     this.s.core.log.info({ task: a.taskId, volunteer: a.volunteer, verifier: b.volunteer, third: c.volunteer, odd: tb.odd, note: tb.note, bc: bc.disagreements.map((d) => `${d.reason}: ${d.detail}`) }, 'disagreement broken');
-    if (tb.odd === 'a') {
-      // The subject's crawl was outvoted: its versions stop being current once re-crawled.
-      const n = await this.distrust(ck.channel, a.volunteer, null, a.taskId);
-      if (n > 0) await this.s.recrawl(ck.channel, `outvoted task ${a.taskId}`);
-    }
+    if (tb.odd === 'a') await this.outvoted(ck.channel, a);
   }
 
   /** Marks `peer`'s current pages of `channel` unverified (distrust.ts). */
@@ -389,7 +457,10 @@ export class TrustChecks {
       await this.forget(ck.id);
       this.s.counters.checksDropped++;
       // A resumed check's upload may have failed while the manager was down: not held against the verifier.
-      if (ck.resumed !== true) await this.s.apply(ck.peer, { kind: 'lost', at: now, taskId: ck.id, reason: 'accepted a check crawl and never uploaded it' });
+      if (ck.resumed !== true) {
+        this.lostCheck.add(ck.peer);
+        await this.s.apply(ck.peer, { kind: 'lost', at: now, taskId: ck.id, reason: 'accepted a check crawl and never uploaded it' });
+      }
     }
     await this.recrawls.sweep(now);
   }

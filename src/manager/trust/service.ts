@@ -56,10 +56,16 @@ export interface TrustCounters {
   checksDeferred: number;
   /** Checks and third crawls not sent because a side was quarantined meanwhile (moot). */
   checksCancelled: number;
+  /** Third crawls that outvoted nobody ("no majority"). */
+  noMajority: number;
+  /** Third crawls that outvoted a crawl on coverage alone (the others disagreeing on content). */
+  coverageOutvotes: number;
+  /** Coverage disputes settled by a stored crawl of a third volunteer instead of a third crawl. */
+  storedTieBreaks: number;
   byReason: Record<string, number>;
 }
 
-const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, checksCancelled: 0, byReason: {} });
+const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, checksCancelled: 0, noMajority: 0, coverageOutvotes: 0, storedTieBreaks: 0, byReason: {} });
 
 /** A finished task as the ingest service reports it (after its final part is committed). */
 export interface FinishedTask {
@@ -101,7 +107,7 @@ export class TrustService {
     this.rep = reputationOptions({ lostWeight: 0, ...o.reputation });
     // In compressed time a channel of unknown rate changes that much faster too.
     const scale = o.timeScale ?? 1;
-    this.spot = spotCheckOptions({ unknownRatePerMinute: DEFAULT_SPOT_CHECK.unknownRatePerMinute * scale, ...o.spotCheck });
+    this.spot = spotCheckOptions({ unknownRatePerMinute: DEFAULT_SPOT_CHECK.unknownRatePerMinute * scale, storedCrawlMaxAgeMs: DEFAULT_SPOT_CHECK.storedCrawlMaxAgeMs / scale, ...o.spotCheck });
     this.cmp = compareOptions({ unknownRatePerMinute: DEFAULT_COMPARE.unknownRatePerMinute * scale, ...o.compare });
     this.counters = counters;
     this.rng = createRng(o.seed ?? Date.now() % 2 ** 32);
@@ -239,6 +245,7 @@ export class TrustService {
   async taskFinished(f: FinishedTask): Promise<void> {
     if (!this.enabled) return;
     const { t, ch, from, r } = f;
+    this.checks.finished(from);
     if (this.recrawlIds.delete(t.id)) {
       // Its pages are current now: listed among the re-crawler's work, so that they are
       // distrusted too if it is caught later (seed 2 of session 6: an undetected forger

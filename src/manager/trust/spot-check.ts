@@ -54,6 +54,11 @@ export interface SpotCheckOptions {
   introTasks: number;
   /** ... and again on its next task while that check ends with no verdict, up to this many extra crawls. */
   introMaxChecks: number;
+  /** A coverage dispute (the subject missed the pages its verifier found) is settled
+   * by a stored crawl of the channel by a third volunteer in good standing, when the
+   * pages it saw were seen no longer than this before the subject's task was issued,
+   * instead of a third crawl (ms; 0: always a third crawl). */
+  storedCrawlMaxAgeMs: number;
 }
 
 export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
@@ -70,6 +75,7 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   verifierCredit: 1,
   introTasks: 10,
   introMaxChecks: 3,
+  storedCrawlMaxAgeMs: 86_400_000,
 });
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
@@ -89,6 +95,7 @@ export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotC
   check(Number.isFinite(o.verifierCredit) && o.verifierCredit >= 0, `verifierCredit must be >= 0`);
   check(Number.isInteger(o.introTasks) && o.introTasks >= 0, `introTasks must be an integer >= 0 (0: no introductory check), got ${o.introTasks}`);
   check(Number.isInteger(o.introMaxChecks) && o.introMaxChecks >= 1, `introMaxChecks must be an integer >= 1, got ${o.introMaxChecks}`);
+  check(Number.isFinite(o.storedCrawlMaxAgeMs) && o.storedCrawlMaxAgeMs >= 0, `storedCrawlMaxAgeMs must be >= 0 (0: never), got ${o.storedCrawlMaxAgeMs}`);
   return o;
 }
 

@@ -55,6 +55,10 @@ export interface VolunteerInfo {
   address?: string | null;
   /** Its coordinate's Euclidean part (null when unknown). */
   coord?: ArrayLike<number> | null;
+  /** Its last check crawl was accepted and never uploaded, and it has finished nothing since. */
+  lostLastCheck?: boolean;
+  /** Check crawls it holds now. */
+  checksHeld?: number;
 }
 
 export interface VerifierChoice {
@@ -79,7 +83,12 @@ function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * when choosing a tie-breaker): none of them, and none on their prefixes if
  * possible, is chosen. `candidates` are the volunteers the caller deems able
  * to crawl the channel now (alive, with capacity, near enough the host).
- * Suspect, quarantined and banned volunteers never verify. Null when nobody fits.
+ * Suspect, quarantined and banned volunteers never verify, nor does one whose
+ * last check crawl was lost (accepted, never uploaded) until it finishes
+ * something: in the benchmark the `drop` volunteer took 3–4 check crawls a run,
+ * each an extra crawl with no verdict. Among equals, one that holds no check
+ * crawl now is preferred (a dropper holds its checks until their deadline).
+ * Null when nobody fits.
  */
 export function chooseVerifier(
   subject: VolunteerInfo,
@@ -94,13 +103,13 @@ export function chooseVerifier(
   const prefixes = involved.map((v) => (v.address ? networkPrefix(v.address) : null));
   const scored: { choice: VerifierChoice; score: number }[] = [];
   for (const c of candidates) {
-    if (ids.has(c.id) || (c.status !== 'new' && c.status !== 'trusted')) continue;
+    if (ids.has(c.id) || (c.status !== 'new' && c.status !== 'trusted') || c.lostLastCheck === true) continue;
     const cp = c.address ? networkPrefix(c.address) : null;
     const otherPrefix = cp === null || prefixes.some((p) => p === null) ? null : prefixes.every((p) => p !== cp);
     const otherRegion = c.coord && subject.coord ? distance(c.coord, subject.coord) >= o.minRegionDistanceMs : null;
     const trusted = c.status === 'trusted';
-    // Lexicographic: another prefix, then trusted, then another region.
-    const score = (otherPrefix === true ? 4 : 0) + (trusted ? 2 : 0) + (otherRegion === true ? 1 : 0);
+    // Lexicographic: another prefix, then trusted, then another region, then idle.
+    const score = (otherPrefix === true ? 8 : 0) + (trusted ? 4 : 0) + (otherRegion === true ? 2 : 0) + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
     scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
   }
   if (scored.length === 0) return null;

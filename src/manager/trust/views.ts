@@ -26,6 +26,26 @@ export async function storedCrawlView(
   return { volunteer: t.holder, taskId: t.id, status: t.status, issuedAt: t.issuedAt, receivedAt: t.receivedAt, pages, validators, interSiteUrls: [...t.interSiteUrls], known };
 }
 
+/**
+ * The stored crawl of `channel` that can stand as a third opinion on coverage:
+ * of the tasks whose pages are the channel's latest (seen since `since`, not
+ * marked unverified), the one with the most such pages whose holder is not
+ * `exclude`d and is `eligible` (in good standing). Null when there is none.
+ */
+export async function storedThirdCrawl(repos: Repositories, channel: string, o: { since: number; exclude: readonly string[]; eligible: (volunteer: string) => boolean }): Promise<CrawlView | null> {
+  const pagesOf = new Map<string, number>();
+  for (const { latest } of await repos.pages.latest(channel)) {
+    if (latest.lastSeen < o.since || latest.unverified === true) continue;
+    pagesOf.set(latest.lastTask, (pagesOf.get(latest.lastTask) ?? 0) + 1);
+  }
+  for (const [id] of [...pagesOf].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]))) {
+    const t = await repos.tasks.finished(id);
+    if (t === undefined || t.state !== 'done' || t.holder === undefined || o.exclude.includes(t.holder) || !o.eligible(t.holder)) continue;
+    return storedCrawlView(repos, channel, { id, issuedAt: t.issuedAt, holder: t.holder, status: 'completed', receivedAt: t.finishedAt ?? t.issuedAt, interSiteUrls: [] });
+  }
+  return null;
+}
+
 /** Upload parts of a check crawl, merged as they arrive. */
 export class CheckCrawl {
   private readonly pages = new Map<string, PageView>();
