@@ -360,10 +360,18 @@ export class TrustChecks {
       return st === 'new' || st === 'trusted';
     };
     const stored = await storedThirdCrawl(this.s.core.repos, ck.channel, { since: ck.subject.issuedAt - maxAge, exclude: [ck.subject.volunteer, view.volunteer], eligible: good });
-    if (stored === null) return false;
-    const ac = compareCrawls(ck.subject, stored, { ratePerMinute: ck.ratePerMinute }, this.s.cmp);
-    const tb = resolveByStoredCrawl(ab, ac, { a: party(ck.subject), b: party(view), c: party(stored) }, this.s.core.clock(), this.s.cmp.weights);
-    if (tb === null) return false;
+    if (stored === null) {
+      this.s.core.log.info({ task: ck.subject.taskId, channel: ck.channel }, 'coverage dispute: no stored crawl of a third volunteer in good standing recent enough, a third crawl decides');
+      return false;
+    }
+    const change = { ratePerMinute: ck.ratePerMinute };
+    const ac = compareCrawls(ck.subject, stored, change, this.s.cmp);
+    const bc = compareCrawls(view, stored, change, this.s.cmp);
+    const tb = resolveByStoredCrawl(ab, ac, bc, { a: party(ck.subject), b: party(view), c: party(stored) }, this.s.core.clock(), this.s.cmp.weights);
+    if (tb === null) {
+      this.s.core.log.info({ task: ck.subject.taskId, stored: stored.taskId, ac: ac.verdict, bc: bc.disagreements.map((d) => d.reason) }, 'coverage dispute: the stored crawl does not settle it, a third crawl decides');
+      return false;
+    }
     for (const o of tb.outcomes) await this.s.apply(o.volunteer, o.outcome);
     const c = this.s.counters;
     c.checksDisagreed++;

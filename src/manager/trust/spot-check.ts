@@ -75,7 +75,7 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   verifierCredit: 1,
   introTasks: 10,
   introMaxChecks: 3,
-  storedCrawlMaxAgeMs: 86_400_000,
+  storedCrawlMaxAgeMs: 7 * 86_400_000,
 });
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */

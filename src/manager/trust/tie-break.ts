@@ -190,8 +190,11 @@ export function coverageDisputeOfSubject(ab: CrawlComparison): boolean {
  * found (`ab` carries only coverage disagreements against a), and a stored
  * crawl `c` of the channel by a third volunteer in good standing found pages
  * that a was told of and missed too (`ac` carries a coverage disagreement
- * against a): two crawls that found the pages outvote the one that found none,
- * as a third crawl would have, at the coverage weight. Only coverage is
+ * against a), while b found the pages the stored crawl holds (`bc` has no
+ * coverage dispute: a check crawl carries no known pages, so a verifier can
+ * name them only by crawling the site): two crawls that found the pages
+ * outvote the one that found none, as a third crawl would have, at the
+ * coverage weight. Only coverage is
  * decided: a stored crawl can be older than the check, so what it says of
  * content is not used, and nobody is credited. Null when the dispute is not
  * one of coverage against the subject alone (a third crawl is needed then).
@@ -199,11 +202,12 @@ export function coverageDisputeOfSubject(ab: CrawlComparison): boolean {
 export function resolveByStoredCrawl(
   ab: CrawlComparison,
   ac: CrawlComparison,
+  bc: CrawlComparison,
   parties: { a: CheckParty; b: CheckParty; c: CheckParty },
   at: number,
   weights: CompareOptions['weights'] = DEFAULT_COMPARE.weights,
 ): TieBreak | null {
-  if (!coverageDisputeOfSubject(ab)) return null;
+  if (!coverageDisputeOfSubject(ab) || hasCoverageDispute(bc)) return null;
   const onA = coverageAgainst(ab, 'ab', 'a');
   const storedOnA = coverageAgainst(ac, 'ac', 'a');
   if (storedOnA.length === 0) return null;
