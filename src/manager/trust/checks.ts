@@ -87,8 +87,8 @@ export class TrustChecks {
   private sweeping = false;
   /** Re-crawls of distrusted pages, followed until they land. */
   readonly recrawls: Recrawls;
-  /** Volunteers whose last check crawl was lost (accepted, never uploaded) and that
-   * finished nothing since: not drawn as verifiers (in memory: a restart forgets). */
+  /** Volunteers whose last task or check crawl was lost (accepted, never uploaded) and
+   * that finished nothing since: not drawn as verifiers (in memory: a restart forgets). */
   private readonly lostCheck = new Set<string>();
 
   constructor(
@@ -201,6 +201,11 @@ export class TrustChecks {
   /** `volunteer` finished a task or a check crawl: it may verify again. */
   finished(volunteer: string): void {
     this.lostCheck.delete(volunteer);
+  }
+
+  /** `volunteer` accepted a task and never uploaded it: not drawn as a verifier until it finishes something. */
+  lost(volunteer: string): void {
+    this.lostCheck.add(volunteer);
   }
 
   /** Check crawls each volunteer holds now. */
@@ -466,7 +471,7 @@ export class TrustChecks {
       this.s.counters.checksDropped++;
       // A resumed check's upload may have failed while the manager was down: not held against the verifier.
       if (ck.resumed !== true) {
-        this.lostCheck.add(ck.peer);
+        this.lost(ck.peer);
         await this.s.apply(ck.peer, { kind: 'lost', at: now, taskId: ck.id, reason: 'accepted a check crawl and never uploaded it' });
       }
     }

@@ -311,6 +311,7 @@ export class TrustService {
   /** TaskService hook: a task a volunteer accepted was lost (deadline passed without its upload). */
   async taskLost(t: TaskRecord): Promise<void> {
     if (!this.enabled || t.holder === undefined || t.holder === 'unknown') return;
+    this.checks.lost(t.holder);
     // A task it held counts among its tasks (detection is measured in them).
     const rec = this.record(t.holder);
     this.records.set(t.holder, { ...rec, tasks: (rec.tasks ?? 0) + 1 });

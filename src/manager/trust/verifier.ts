@@ -55,7 +55,7 @@ export interface VolunteerInfo {
   address?: string | null;
   /** Its coordinate's Euclidean part (null when unknown). */
   coord?: ArrayLike<number> | null;
-  /** Its last check crawl was accepted and never uploaded, and it has finished nothing since. */
+  /** Its last task or check crawl was accepted and never uploaded, and it has finished nothing since. */
   lostLastCheck?: boolean;
   /** Check crawls it holds now. */
   checksHeld?: number;
@@ -84,8 +84,8 @@ function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * possible, is chosen. `candidates` are the volunteers the caller deems able
  * to crawl the channel now (alive, with capacity, near enough the host).
  * Suspect, quarantined and banned volunteers never verify, nor does one whose
- * last check crawl was lost (accepted, never uploaded) until it finishes
- * something: in the benchmark the `drop` volunteer took 3–4 check crawls a run,
+ * last task or check crawl was lost (accepted, never uploaded) until it
+ * finishes something: in the benchmark the `drop` volunteer took 3–4 check crawls a run,
  * each an extra crawl with no verdict. Among equals, one that holds no check
  * crawl now is preferred (a dropper holds its checks until their deadline).
  * Null when nobody fits.
