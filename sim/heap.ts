@@ -63,6 +63,16 @@ export class EventQueue {
     return this.aux[0]!;
   }
 
+  /** Payload of the earliest event, left in place. */
+  peekPayload(): number {
+    return this.data[0]!;
+  }
+
+  /** Drops every event (the sequence numbers go on: ties still break by insertion). */
+  clear(): void {
+    this.n = 0;
+  }
+
   /** Payload of the earliest event; call peekTime()/peekExtra() first. */
   pop(): number {
     const time = this.time;
