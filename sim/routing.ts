@@ -520,53 +520,36 @@ export class SimRouter {
     // written out, and one whose bound lies beyond it is not computed.
     const spill = this.policy.spill;
     let tight = !roomOnly && tops === k ? Math.max(spill * nearest, top[k - 1]!) : Infinity;
-    // The known peers left to read: those whose bound is within the cut as it
-    // stands (it only falls, so no other one can pass), in list order. The
-    // nearest ones are listed by bound, so the first beyond the cut ends them;
-    // the random ones are found through their own order by bound.
-    const visit = this.knownVisit;
-    let v = 0;
-    const b0 = cut < tight ? cut : tight;
+    // The known peers left to read, in list order. A peer whose bound is beyond
+    // the cut is passed over (the cut only falls, so it stays beyond it): the
+    // nearest peers are listed by bound, so the first such one ends them, and
+    // the random ones, when the cut is tight enough to leave only a few, are
+    // found through their own order by bound (`picked` of them, in knownVisit).
     const nearEnd = this.nearK;
     const sorted = this.nearSorted[c] === 1;
-    for (; j < nearEnd; j++) {
-      if (sorted && kb[base + j]! + off > b0) {
-        j = nearEnd;
-        break;
-      }
-      visit[v++] = j;
-    }
-    const fo = this.farOrder;
-    const fb = this.farBound;
-    const f0 = c * this.R;
-    const f1 = f0 + this.farCount[c]!;
-    let few = b0 < Infinity;
-    if (few) {
-      const v0 = v;
-      for (let i = f0; i < f1 && fb[i]! + off <= b0; i++) {
-        const at = fo[i]!;
-        if (at < j) continue;
-        if (v - v0 === FEW_FAR) {
-          few = false;
-          v = v0;
-          break;
+    const visit = this.knownVisit;
+    let picked = -1;
+    let pi = 0;
+    for (;;) {
+      let jj: number;
+      if (j < nearEnd) jj = j++;
+      else {
+        if (picked < 0) picked = this.pickFar(c, j, off, cut < tight ? cut : tight);
+        if (picked <= FEW_FAR) {
+          if (pi === picked) break;
+          jj = visit[pi++]!;
+        } else {
+          if (j >= this.K) break;
+          jj = j++;
         }
-        // Insertion in list order.
-        let q = v++;
-        while (q > v0 && visit[q - 1]! > at) {
-          visit[q] = visit[q - 1]!;
-          q--;
-        }
-        visit[q] = at;
       }
-    }
-    if (!few) for (; j < this.K; j++) visit[v++] = j;
-    for (let i = 0; i < v; i++) {
-      const jj = visit[i]!;
       // The bound first: it reads known-peer data in order, while online[p]
       // is a scattered read (the order of two filters changes nothing; an
       // empty slot's bound is 0 and falls to the p < 0 test).
-      if (kb[base + jj]! + off > (cut < tight ? cut : tight)) continue;
+      if (kb[base + jj]! + off > (cut < tight ? cut : tight)) {
+        if (jj < nearEnd && sorted) j = nearEnd;
+        continue;
+      }
       const p = known[base + jj]!;
       if (p < 0 || p === from || !online[p]) continue;
       const r = anchorRtt(av, ai * d, ah, cv, base + jj, ch, d);
@@ -583,6 +566,35 @@ export class SimRouter {
     this.nearestKth.kth = roomOnly ? -Infinity : tops === k ? top[k - 1]! : Infinity;
     this.addRelevant(set, ids, rtt, n, k, roomOnly, t, this.nearestKth);
     return forwardInto(set, this.policy, this.forders[hops]!, hops);
+  }
+
+  /**
+   * The random known peers of crawler c at list index ≥ j whose bound (+ off)
+   * is within `bound`, written to knownVisit in list order; returns how many,
+   * or FEW_FAR + 1 when there are more than FEW_FAR (then the scan reads them
+   * all in list order, as the bound test passes over the rest anyway).
+   */
+  private pickFar(c: number, j: number, off: number, bound: number): number {
+    if (!(bound < Infinity)) return FEW_FAR + 1;
+    const fo = this.farOrder;
+    const fb = this.farBound;
+    const visit = this.knownVisit;
+    const f0 = c * this.R;
+    const f1 = f0 + this.farCount[c]!;
+    let v = 0;
+    for (let i = f0; i < f1 && fb[i]! + off <= bound; i++) {
+      const at = fo[i]!;
+      if (at < j) continue;
+      if (v === FEW_FAR) return FEW_FAR + 1;
+      // Insertion in list order.
+      let q = v++;
+      while (q > 0 && visit[q - 1]! > at) {
+        visit[q] = visit[q - 1]!;
+        q--;
+      }
+      visit[q] = at;
+    }
+    return v;
   }
 
   /** Where full crawler c forwards a task of host h that it got from `from`
