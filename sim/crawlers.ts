@@ -85,7 +85,11 @@ export class Crawlers {
 
   /** Drops expired tasks from crawler c's queue and overflow (cancelled at their deadline). */
   purge(c: number, t: number): void {
-    if (this.qMinDeadline[c]! >= t) return;
+    // Called for every full candidate of every decision: the test stays small enough to inline.
+    if (this.qMinDeadline[c]! < t) this.purgeExpired(c, t);
+  }
+
+  private purgeExpired(c: number, t: number): void {
     const pool = this.pool;
     const n = this.qLen[c]!;
     const base = c * this.queue;

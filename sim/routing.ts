@@ -30,8 +30,6 @@ export type Routing = 'coord' | 'hash';
 
 /** Slack on a triangle-inequality lower bound, ms (floating-point rounding). */
 const BOUND_SLACK = 1e-6;
-/** Beyond this many random known peers within a forwarding cut, they are read in list order as they are. */
-const FEW_FAR = 12;
 
 /** The distance between the vector parts (no heights) of point i of p and point j of q. */
 function vectorDistance(p: FlatCoords, i: number, q: FlatCoords, j: number): number {
@@ -161,19 +159,6 @@ export class SimRouter {
   private readonly knownVec: Float64Array;
   private readonly knownHeight: Float64Array;
   private readonly K: number;
-  /** How many of each crawler's known peers are its nearest (listed first, nearest first). */
-  private readonly nearK: number;
-  /** 1 where c's nearest known peers are listed by knownBound ascending (then the
-   * forwarding scan may stop at the first one beyond its cut: every later one is too). */
-  private readonly nearSorted: Uint8Array;
-  /** c's random known peers (their indices in c's known list) by knownBound
-   * ascending, with those bounds: farOrder/farBound[c·R .. c·R + farCount[c]). */
-  private readonly farOrder: Int32Array;
-  private readonly farBound: Float64Array;
-  private readonly farCount: Int32Array;
-  private readonly R: number;
-  /** Scratch: the known peers a forwarding scan reads (their indices in the list). */
-  private readonly knownVisit: Int32Array;
   // scratch
   private readonly found: Int32Array;
   private readonly foundRtt: Float64Array;
@@ -247,30 +232,6 @@ export class SimRouter {
       for (let j = 0; j < this.K; j++) {
         const p = this.known[c * this.K + j]!;
         if (p >= 0) this.knownBound[c * this.K + j] = vectorDistance(this.crawlerPts, c, this.crawlerPts, p) + this.crawlerPts.height[p]!;
-      }
-    }
-    this.nearK = near;
-    this.R = random;
-    this.nearSorted = new Uint8Array(C);
-    this.farOrder = new Int32Array(C * random);
-    this.farBound = new Float64Array(C * random);
-    this.farCount = new Int32Array(C);
-    this.knownVisit = new Int32Array(this.K);
-    const byBound: number[] = [];
-    for (let c = 0; c < C; c++) {
-      const base = c * this.K;
-      let sorted = 1;
-      for (let j = 0; j < near; j++) {
-        if (this.known[base + j]! < 0 || (j > 0 && this.knownBound[base + j]! < this.knownBound[base + j - 1]!)) sorted = 0;
-      }
-      this.nearSorted[c] = sorted;
-      byBound.length = 0;
-      for (let j = near; j < this.K; j++) if (this.known[base + j]! >= 0) byBound.push(j);
-      byBound.sort((a, b) => this.knownBound[base + a]! - this.knownBound[base + b]! || a - b);
-      this.farCount[c] = byBound.length;
-      for (let i = 0; i < byBound.length; i++) {
-        this.farOrder[c * random + i] = byBound[i]!;
-        this.farBound[c * random + i] = this.knownBound[base + byBound[i]!]!;
       }
     }
     this.found = new Int32Array(this.overlay.maxFound);
@@ -520,39 +481,14 @@ export class SimRouter {
     // written out, and one whose bound lies beyond it is not computed.
     const spill = this.policy.spill;
     let tight = !roomOnly && tops === k ? Math.max(spill * nearest, top[k - 1]!) : Infinity;
-    // The known peers left to read, in list order. A peer whose bound is beyond
-    // the cut is passed over (the cut only falls, so it stays beyond it): the
-    // nearest peers are listed by bound, so the first such one ends them, and
-    // the random ones, when the cut is tight enough to leave only a few, are
-    // found through their own order by bound (`picked` of them, in knownVisit).
-    const nearEnd = this.nearK;
-    const sorted = this.nearSorted[c] === 1;
-    const visit = this.knownVisit;
-    let picked = -1;
-    let pi = 0;
-    for (;;) {
-      let jj: number;
-      if (j < nearEnd) jj = j++;
-      else {
-        if (picked < 0) picked = this.pickFar(c, j, off, cut < tight ? cut : tight);
-        if (picked <= FEW_FAR) {
-          if (pi === picked) break;
-          jj = visit[pi++]!;
-        } else {
-          if (j >= this.K) break;
-          jj = j++;
-        }
-      }
+    for (; j < this.K; j++) {
       // The bound first: it reads known-peer data in order, while online[p]
       // is a scattered read (the order of two filters changes nothing; an
       // empty slot's bound is 0 and falls to the p < 0 test).
-      if (kb[base + jj]! + off > (cut < tight ? cut : tight)) {
-        if (jj < nearEnd && sorted) j = nearEnd;
-        continue;
-      }
-      const p = known[base + jj]!;
+      if (kb[base + j]! + off > (cut < tight ? cut : tight)) continue;
+      const p = known[base + j]!;
       if (p < 0 || p === from || !online[p]) continue;
-      const r = anchorRtt(av, ai * d, ah, cv, base + jj, ch, d);
+      const r = anchorRtt(av, ai * d, ah, cv, base + j, ch, d);
       if (r > tight) continue;
       ids[n] = p;
       rtt[n++] = r;
@@ -566,35 +502,6 @@ export class SimRouter {
     this.nearestKth.kth = roomOnly ? -Infinity : tops === k ? top[k - 1]! : Infinity;
     this.addRelevant(set, ids, rtt, n, k, roomOnly, t, this.nearestKth);
     return forwardInto(set, this.policy, this.forders[hops]!, hops);
-  }
-
-  /**
-   * The random known peers of crawler c at list index ≥ j whose bound (+ off)
-   * is within `bound`, written to knownVisit in list order; returns how many,
-   * or FEW_FAR + 1 when there are more than FEW_FAR (then the scan reads them
-   * all in list order, as the bound test passes over the rest anyway).
-   */
-  private pickFar(c: number, j: number, off: number, bound: number): number {
-    if (!(bound < Infinity)) return FEW_FAR + 1;
-    const fo = this.farOrder;
-    const fb = this.farBound;
-    const visit = this.knownVisit;
-    const f0 = c * this.R;
-    const f1 = f0 + this.farCount[c]!;
-    let v = 0;
-    for (let i = f0; i < f1 && fb[i]! + off <= bound; i++) {
-      const at = fo[i]!;
-      if (at < j) continue;
-      if (v === FEW_FAR) return FEW_FAR + 1;
-      // Insertion in list order.
-      let q = v++;
-      while (q > 0 && visit[q - 1]! > at) {
-        visit[q] = visit[q - 1]!;
-        q--;
-      }
-      visit[q] = at;
-    }
-    return v;
   }
 
   /** Where full crawler c forwards a task of host h that it got from `from`
