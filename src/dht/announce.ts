@@ -35,30 +35,6 @@ export function providerTiming(ttlMs: number = DEFAULT_PROVIDER_TTL_MS): { valid
   };
 }
 
-/** When a crawler's coordinate is worth announcing (node.ts asks before each check). */
-export interface AnnounceRule {
-  /** Accepted Vivaldi samples needed first (default 10). */
-  minSamples?: number;
-  /** …and the error estimate at most this (default 0.5)… */
-  maxError?: number;
-  /* …or the probing pace backed off (samples agree with the coordinate)… */
-  /** …or this long since the node started probing, ms (default 120 000): a node
-   * whose loop stalls (a busy PC, or ten test nodes to a process) keeps
-   * most of its samples spoiled and its error estimate high, and an
-   * unannounced crawler is invisible to every router, where one announced in
-   * a roughly right coarse cell is found — routers judge candidates by their
-   * current coordinates, and the announcer moves the cells as the coordinate
-   * settles. On a bench:routing run of main (100 nodes, quiet) a fifth of the
-   * crawlers were still unannounced after 264 s. */
-  patienceMs?: number;
-}
-
-/** Whether a coordinate with these figures is worth announcing under `rule`. */
-export function readyToAnnounce(s: { samples: number; error: number; settled: boolean; probingForMs: number }, rule: AnnounceRule = {}): boolean {
-  if (s.samples < (rule.minSamples ?? 10)) return false;
-  return s.error <= (rule.maxError ?? 0.5) || s.settled || s.probingForMs >= (rule.patienceMs ?? 120_000);
-}
-
 export interface AnnouncerOptions {
   libp2p: Libp2p;
   coord: () => Coordinate;

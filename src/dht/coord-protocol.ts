@@ -137,9 +137,7 @@ export class CoordService {
   probesFailed = 0;
   /** Probes answered whose sample a stalled event loop spoiled (dropped). */
   probesSpoiled = 0;
-  /** Accepted samples that came from a spoiled probe: the peer's fresh coordinate with the window's clean RTT. */
-  samplesFromWindow = 0;
-  /** Of the spoiled probes, spoiled by the responder's stall rather than ours alone. */
+  /** Of those, spoiled by the responder's stall rather than ours alone. */
   probesSpoiledRemote = 0;
   /** Probes and info queries that had to dial (no connection to the peer was open): each a handshake on both sides. */
   probeDials = 0;
@@ -322,21 +320,19 @@ export class CoordService {
   async probe(peer: string): Promise<number> {
     const { reply, rttMs, relayed, to } = await this.request(peer, 'probe');
     // A stall that ended as the reply came in is known once the tracker ticks.
-    let spoiled = false;
     if (this.lag !== undefined) {
       await this.lag.nextTick();
       if (this.lag.lag.spoils(to, rttMs, reply.stallMs ?? 0)) {
-        spoiled = true;
         this.probesSpoiled++;
         if (!this.lag.lag.spoils(to, rttMs, 0)) this.probesSpoiledRemote++;
+        return rttMs;
       }
     }
-    if (!spoiled) this.o.peers.note(peer, { rttMs });
+    this.o.peers.note(peer, { rttMs });
     // Queueing only ever adds delay: Vivaldi gets the minimum of the last few
     // samples to this peer (as ping's min RTT), not the latest — but only of
     // samples from the last `windowMs`, so an RTT that grew (a peer moved)
-    // shows within minutes even when the peer is probed rarely. A spoiled
-    // sample never enters the window.
+    // shows within minutes even when the peer is probed rarely.
     const now = performance.now();
     let w = this.windows.get(peer);
     if (w === undefined) {
@@ -344,26 +340,17 @@ export class CoordService {
       w = [];
       this.windows.set(peer, w);
     }
-    if (!spoiled) w.push({ at: now, rttMs });
+    w.push({ at: now, rttMs });
     const horizon = now - (this.o.windowMs ?? 300_000);
     while (w.length > 1 && (w.length > (this.o.minWindow ?? 4) || w[0]!.at < horizon)) w.shift();
-    // A spoiled probe still brought the peer's current coordinate: the spring
-    // between us is updated with the RTT the window holds (the filtered RTT,
-    // as Pyxida's latency filter feeds Vivaldi on every observation), if it
-    // holds a clean one from within `windowMs`. Dropping these probes whole
-    // left a loaded ten-node process with a fifth of its samples and
-    // coordinates that never converged (bench:routing at 40–100 nodes).
-    const clean = spoiled ? w.filter((x) => x.at >= horizon) : w;
-    if (clean.length === 0) return rttMs;
-    const best = Math.min(...clean.map((x) => x.rttMs));
+    const best = Math.min(...w.map((x) => x.rttMs));
     const viv = this.o.vivaldi;
     if (viv !== undefined && reply.coord !== undefined && reply.crawler) {
       const remote = fromWireCoord(reply.coord);
-      // The pace judges a clean sample against the prediction made before it counts.
-      if (!spoiled) this.pace.observe(predictRtt(viv.coord, remote), best);
+      // The pace judges the sample against the prediction made before it counts.
+      this.pace.observe(predictRtt(viv.coord, remote), best);
       if (viv.update(remote, best, peer)) {
         this.samples++;
-        if (spoiled) this.samplesFromWindow++;
         if (relayed) this.relayedSamples++;
       }
       if (!this.settledOnce && this.pace.intervalMs >= this.pace.opts.maxIntervalMs) {

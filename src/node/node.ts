@@ -18,7 +18,7 @@ import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, VOLUNTEE
 import { ManagerLink } from './manager-link.js';
 import { PeerTable, toWireCoord } from '../dht/peers.js';
 import { CoordService, NEIGHBOUR_TAG_VALUE } from '../dht/coord-protocol.js';
-import { Announcer, readyToAnnounce } from '../dht/announce.js';
+import { Announcer } from '../dht/announce.js';
 import { TASK_PROTOCOL, TaskReceiver } from '../dht/task-protocol.js';
 import { Router, type RouteResult } from '../dht/router.js';
 import { WitnessService } from '../dht/overlay-check.js';
@@ -111,8 +111,6 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
    * probing pace backs off once samples agree, so waiting for many more would
    * delay a settled node by minutes). */
   announceMinSamples?: number;
-  /** Announce after this long with `announceMinSamples` samples whatever the error, ms (default 120 000; announce.ts). */
-  announcePatienceMs?: number;
   cells?: CellOptions;
   maxHops?: number;
   taskRateLimit?: RateLimitOptions;
@@ -188,8 +186,6 @@ export class VolunteerNode {
   private bwMark = { at: performance.now(), bytes: 0, rate: 0 };
   private uploadsOk = 0;
   private uploadsFailed = 0;
-  /** performance.now() when the node was built (its probing starts with it). */
-  private readonly createdAt = performance.now();
 
   private constructor(libp2p: VolcrawlLibp2p, o: VolunteerNodeOptions) {
     this.o = o;
@@ -225,12 +221,9 @@ export class VolunteerNode {
       // Vivaldi's error estimate is relative: on a LAN, sub-millisecond RTTs
       // keep it high however right the coordinate is, so samples that agree
       // with the coordinate (the probing pace backed off) count as settled too.
-      // A node starved of clean samples announces anyway after announcePatienceMs (announce.ts).
       ready: () =>
-        readyToAnnounce(
-          { samples: this.coords.samples, error: this.vivaldi.coord.error, settled: this.coords.settled, probingForMs: performance.now() - this.createdAt },
-          { minSamples: o.announceMinSamples, maxError: o.announceMaxError, patienceMs: o.announcePatienceMs },
-        ),
+        this.coords.samples >= (o.announceMinSamples ?? 10) &&
+        (this.vivaldi.coord.error <= (o.announceMaxError ?? 0.5) || this.coords.settled),
       log: o.log,
     });
     this.receiver = new TaskReceiver<Task>({

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Libp2p } from '@libp2p/interface';
 import type { CID } from 'multiformats/cid';
-import { Announcer, readyToAnnounce } from '../../src/dht/announce.js';
+import { Announcer } from '../../src/dht/announce.js';
 import type { Coordinate } from '../../src/coords/index.js';
 
 /** Finest cells are 16 ms wide (DEFAULT_CELLS): x = 0 is a boundary at every level. */
@@ -24,23 +24,6 @@ function announcer(coord: () => Coordinate, stableChecks?: number) {
   a.start();
   return { a, provided, cancelled };
 }
-
-describe('when a coordinate is worth announcing', () => {
-  const fresh = { samples: 12, error: 0.9, settled: false, probingForMs: 30_000 };
-  it('waits for enough samples, then for a low error or a pace that backed off', () => {
-    expect(readyToAnnounce({ ...fresh, samples: 9, error: 0.1 })).toBe(false);
-    expect(readyToAnnounce(fresh)).toBe(false);
-    expect(readyToAnnounce({ ...fresh, error: 0.4 })).toBe(true);
-    expect(readyToAnnounce({ ...fresh, settled: true })).toBe(true);
-  });
-
-  it('a node starved of clean samples announces after its patience runs out, never before its minimum samples', () => {
-    expect(readyToAnnounce({ ...fresh, probingForMs: 119_000 })).toBe(false);
-    expect(readyToAnnounce({ ...fresh, probingForMs: 120_000 })).toBe(true);
-    expect(readyToAnnounce({ ...fresh, samples: 3, probingForMs: 600_000 })).toBe(false);
-    expect(readyToAnnounce({ ...fresh, probingForMs: 10_000 }, { patienceMs: 5_000, minSamples: 12 })).toBe(true);
-  });
-});
 
 describe('Announcer', () => {
   it('announces a coordinate jittering across a cell boundary once', async () => {

@@ -93,7 +93,6 @@ export function nodeActivity(n: VolunteerNode): Activity {
     'neighbours removed': n.coords.neighboursRemoved,
     'connections trimmed with value': n.trimmer.trimmedValued,
     'accepted samples': n.coords.samples,
-    'samples from the window (spoiled probes)': n.coords.samplesFromWindow,
     'cell announcements': n.announcer.announcements,
     'connections trimmed': n.trimmer.trimmed,
     'keeper refills': n.keeper.refills,
