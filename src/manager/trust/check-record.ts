@@ -4,6 +4,7 @@
 import type { Channel } from '../domain/channel.js';
 import type { CrawlComparison, CrawlView } from './compare.js';
 import type { CheckCrawl } from './views.js';
+import type { ServiceCore } from '../services/core.js';
 
 export interface Check {
   id: string;
@@ -45,3 +46,20 @@ export function parseStoredCheck(v: unknown): StoredCheck | null {
 export type Waiting =
   | { stage: 'verify'; ch: Channel; subject: CrawlView; reason: string; ratePerMinute: number | null; until: number }
   | { stage: 'tiebreak'; ck: Check; view: CrawlView; ab: NonNullable<Check['ab']>; until: number };
+
+/** The checks stored in flight when the manager stopped; damaged records are deleted (logged), not trusted. */
+export async function loadStoredChecks(core: Pick<ServiceCore, 'repos' | 'log' | 'commit'>): Promise<StoredCheck[]> {
+  const { repos, log } = core;
+  const good: StoredCheck[] = [];
+  const bad: string[] = [];
+  for (const { id, value } of await repos.volunteers.checks()) {
+    const ck = parseStoredCheck(value);
+    if (ck === null || ck.id !== id) bad.push(id);
+    else good.push(ck);
+  }
+  if (bad.length > 0) {
+    log.warn({ checks: bad.length }, 'damaged check records dropped');
+    await core.commit.run(() => repos.commit(bad.map((id) => repos.volunteers.checkDelOp(id))));
+  }
+  return good;
+}

@@ -20,54 +20,17 @@ import { MINUTE } from '../domain/scheduler.js';
 import { buildTask, taskId } from '../domain/task-builder.js';
 import { UploadRefused } from '../errors.js';
 import type { DispatchResult, IssuedTask } from '../services/tasks.js';
-import type { ServiceCore } from '../services/core.js';
-import { compareCrawls, type CompareOptions, type CrawlComparison, type CrawlView } from './compare.js';
-import type { Outcome, VolunteerStatus } from './reputation.js';
-import type { SpotCheckOptions } from './spot-check.js';
-import type { CheckParty } from './tie-break.js';
-import { coverageDisputeOfSubject, resolveByStoredCrawl, resolvePair, resolveTieBreak } from './tie-break.js';
-import { chooseVerifier, type VolunteerInfo } from './verifier.js';
-import { CheckCrawl, storedThirdCrawl } from './views.js';
-import { parseStoredCheck, type Check, type Waiting } from './check-record.js';
+import { compareCrawls, type CrawlView } from './compare.js';
+import { resolvePair } from './tie-break.js';
+import { judgeThird, party, settleFromStore } from './verdicts.js';
+import { VerifierPool } from './verifier-pool.js';
+import { CheckCrawl } from './views.js';
+import { loadStoredChecks, type Check, type Waiting } from './check-record.js';
 import { distrustPages } from './distrust.js';
 import { Recrawls, type SentTask as Sent } from './recrawls.js';
 
-/** What the network side lends the trust service. */
-export interface TrustNetwork {
-  /** Volunteers that could crawl now, with the address they connect from and their coordinate. */
-  candidates(): Omit<VolunteerInfo, 'status'>[];
-  /** Signs the task and sends it to this volunteer (no routing). With `forward: false`
-   * the volunteer runs it or refuses it ('full'), never hands it on. */
-  dispatchTo(t: IssuedTask, peer: string, opts?: { forward?: boolean }): Promise<DispatchResult>;
-}
-
-/** What the checks need of the trust service (service.ts implements it). */
-export interface TrustHost {
-  readonly core: ServiceCore;
-  readonly counters: {
-    spotChecks: number;
-    tieBreaks: number;
-    checksAgreed: number;
-    checksDisagreed: number;
-    checksInconclusive: number;
-    checksDropped: number;
-    checksCancelled?: number;
-    noMajority?: number;
-    coverageOutvotes?: number;
-    storedTieBreaks?: number;
-    byReason: Record<string, number>;
-  };
-  readonly spot: SpotCheckOptions;
-  readonly cmp: CompareOptions;
-  status(id: string): VolunteerStatus;
-  excluded(): Set<string>;
-  apply(volunteer: string, outcome: Outcome): Promise<void>;
-  saveCounters(): Promise<void>;
-  recrawl(channel: string, why: string): Promise<void>;
-  noteRecrawl(id: string): void;
-  countRecrawl(): void;
-  noteChecked(volunteer: string): Promise<void>;
-}
+import type { TrustHost, TrustNetwork } from './check-host.js';
+export type { TrustHost, TrustNetwork };
 
 /** Task ids of checks and re-crawls: a sequence far from the task service's (ids also carry the time). */
 const SEQ_BASE = 36 ** 6;
@@ -75,7 +38,6 @@ const SWEEP_MS = 1000;
 /** Volunteers a check crawl is offered to before it is dropped. */
 const CHECK_TRIES = 3;
 
-const party = (v: CrawlView): CheckParty => ({ volunteer: v.volunteer, taskId: v.taskId, receivedAt: v.receivedAt });
 
 export class TrustChecks {
   network: TrustNetwork | null = null;
@@ -87,15 +49,15 @@ export class TrustChecks {
   private sweeping = false;
   /** Re-crawls of distrusted pages, followed until they land. */
   readonly recrawls: Recrawls;
-  /** Volunteers whose last task or check crawl was lost (accepted, never uploaded) and
-   * that finished nothing since: not drawn as verifiers (in memory: a restart forgets). */
-  private readonly lostCheck = new Set<string>();
+  /** Who may verify: drawn independent of the parties, not one whose last check was lost. */
+  private readonly verifiers: VerifierPool;
 
   constructor(
     private readonly s: TrustHost,
     private readonly rng: Rng,
     readonly timeScale: number,
   ) {
+    this.verifiers = new VerifierPool(s, rng, () => this.network, () => [...this.inFlight.values()].map((ck) => ck.peer));
     this.recrawls = new Recrawls(
       {
         core: s.core,
@@ -136,21 +98,8 @@ export class TrustChecks {
 
   /** Loads the checks that were in flight when the manager stopped. */
   async restore(): Promise<number> {
-    const { repos, log } = this.s.core;
-    const bad: string[] = [];
-    for (const { id, value } of await repos.volunteers.checks()) {
-      const ck = parseStoredCheck(value);
-      if (ck === null || ck.id !== id) {
-        bad.push(id);
-        continue;
-      }
-      this.inFlight.set(id, { ...ck, crawl: new CheckCrawl(), resumed: true });
-    }
-    if (bad.length > 0) {
-      log.warn({ checks: bad.length }, 'damaged check records dropped');
-      await this.s.core.commit.run(() => repos.commit(bad.map((id) => repos.volunteers.checkDelOp(id))));
-    }
-    if (this.inFlight.size > 0) log.info({ checks: this.inFlight.size }, 'checks in flight resumed');
+    for (const ck of await loadStoredChecks(this.s.core)) this.inFlight.set(ck.id, { ...ck, crawl: new CheckCrawl(), resumed: true });
+    if (this.inFlight.size > 0) this.s.core.log.info({ checks: this.inFlight.size }, 'checks in flight resumed');
     return this.inFlight.size;
   }
 
@@ -193,36 +142,18 @@ export class TrustChecks {
     return Math.max(4000, (5 * MINUTE) / this.timeScale);
   }
 
-  private info(id: string): VolunteerInfo {
-    const c = this.network?.candidates().find((x) => x.id === id);
-    return { id, status: this.s.status(id), address: c?.address ?? null, coord: c?.coord ?? null };
-  }
-
   /** `volunteer` finished a task or a check crawl: it may verify again. */
   finished(volunteer: string): void {
-    this.lostCheck.delete(volunteer);
+    this.verifiers.finished(volunteer);
   }
 
   /** `volunteer` accepted a task and never uploaded it: not drawn as a verifier until it finishes something. */
   lost(volunteer: string): void {
-    this.lostCheck.add(volunteer);
-  }
-
-  /** Check crawls each volunteer holds now. */
-  private checksHeldBy(): Map<string, number> {
-    const n = new Map<string, number>();
-    for (const ck of this.inFlight.values()) n.set(ck.peer, (n.get(ck.peer) ?? 0) + 1);
-    return n;
+    this.verifiers.lost(volunteer);
   }
 
   private pick(subject: string, others: string[], exclude: readonly string[] = []): string | null {
-    if (this.network === null) return null;
-    const holding = this.checksHeldBy();
-    const cands = this.network
-      .candidates()
-      .filter((c) => !exclude.includes(c.id))
-      .map((c) => ({ ...c, status: this.s.status(c.id), lostLastCheck: this.lostCheck.has(c.id), checksHeld: holding.get(c.id) ?? 0 }));
-    return chooseVerifier(this.info(subject), cands, this.rng, others.map((o) => this.info(o)), this.s.spot)?.id ?? null;
+    return this.verifiers.pick(subject, others, exclude);
   }
 
   /**
@@ -328,7 +259,8 @@ export class TrustChecks {
     await this.forget(ck.id);
     this.finished(ck.peer);
     const view = ck.crawl.view(ck.peer, ck.id, ck.issuedAt, this.s.core.clock());
-    await (ck.stage === 'verify' ? this.resolveFirst(ck, view) : this.resolveThird(ck, view));
+    if (ck.stage === 'verify') await this.resolveFirst(ck, view);
+    else if (await judgeThird(this.s, ck, view)) await this.outvoted(ck.channel, ck.subject);
     await this.s.saveCounters();
     return 'applied';
   }
@@ -343,47 +275,13 @@ export class TrustChecks {
     if (ab.verdict === 'inconclusive') this.s.counters.checksInconclusive++;
     if (!pair.needsTieBreak) return;
     if (await this.moot(ck.subject.volunteer, view.volunteer, ck.subject.taskId)) return;
-    if (await this.settleFromStore(ck, view, ab)) return;
+    if (await settleFromStore(this.s, ck, view, ab)) {
+      await this.outvoted(ck.channel, ck.subject);
+      return;
+    }
     if (await this.tryThird(ck, view, ab)) return;
     this.waiting.push({ stage: 'tiebreak', ck, view, ab, until: now + this.timeoutMs });
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'no third volunteer has room now: the tie-break waits');
-  }
-
-  /**
-   * A coverage dispute against the subject (it missed the pages its verifier
-   * found) settled by a crawl the manager already holds: the stored crawl of
-   * the channel by a third volunteer in good standing whose pages were seen
-   * within storedCrawlMaxAgeMs before the subject's task was issued
-   * (tie-break.ts's resolveByStoredCrawl). Saves a third crawl; in the
-   * benchmark the `empty` volunteer's anomaly checks each needed one.
-   */
-  private async settleFromStore(ck: Check, view: CrawlView, ab: CrawlComparison): Promise<boolean> {
-    const maxAge = this.s.spot.storedCrawlMaxAgeMs;
-    if (maxAge <= 0 || !coverageDisputeOfSubject(ab)) return false;
-    const good = (id: string): boolean => {
-      const st = this.s.status(id);
-      return st === 'new' || st === 'trusted';
-    };
-    const stored = await storedThirdCrawl(this.s.core.repos, ck.channel, { since: ck.subject.issuedAt - maxAge, exclude: [ck.subject.volunteer, view.volunteer], eligible: good });
-    if (stored === null) {
-      this.s.core.log.info({ task: ck.subject.taskId, channel: ck.channel }, 'coverage dispute: no stored crawl of a third volunteer in good standing recent enough, a third crawl decides');
-      return false;
-    }
-    const change = { ratePerMinute: ck.ratePerMinute };
-    const ac = compareCrawls(ck.subject, stored, change, this.s.cmp);
-    const bc = compareCrawls(view, stored, change, this.s.cmp);
-    const tb = resolveByStoredCrawl(ab, ac, bc, { a: party(ck.subject), b: party(view), c: party(stored) }, this.s.core.clock(), this.s.cmp.weights);
-    if (tb === null) {
-      this.s.core.log.info({ task: ck.subject.taskId, stored: stored.taskId, ac: ac.verdict, bc: bc.disagreements.map((d) => d.reason) }, 'coverage dispute: the stored crawl does not settle it, a third crawl decides');
-      return false;
-    }
-    for (const o of tb.outcomes) await this.s.apply(o.volunteer, o.outcome);
-    const c = this.s.counters;
-    c.checksDisagreed++;
-    c.storedTieBreaks = (c.storedTieBreaks ?? 0) + 1;
-    this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, stored: stored.taskId, storedBy: stored.volunteer, note: tb.note }, 'disagreement broken by a stored crawl: no third crawl');
-    await this.outvoted(ck.channel, ck.subject);
-    return true;
   }
 
   /** The subject's crawl was outvoted: its versions stop being current once re-crawled. */
@@ -419,25 +317,6 @@ export class TrustChecks {
     await this.s.noteChecked(ck.subject.volunteer);
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, third: sent.by, check: sent.id }, 'disagreement: third crawl issued');
     return true;
-  }
-
-  private async resolveThird(ck: Check, c: CrawlView): Promise<void> {
-    const now = this.s.core.clock();
-    const a = ck.subject;
-    const b = ck.first!;
-    const change = { ratePerMinute: ck.ratePerMinute };
-    const ac = compareCrawls(a, c, change, this.s.cmp);
-    const bc = compareCrawls(b, c, change, this.s.cmp);
-    const tb = resolveTieBreak(ck.ab!, ac, bc, { a: party(a), b: party(b), c: party(c) }, now, this.s.spot, this.s.cmp.weights);
-    for (const o of tb.outcomes) await this.s.apply(o.volunteer, o.outcome);
-    const counters = this.s.counters;
-    if (tb.odd === null) {
-      counters.checksInconclusive++;
-      counters.noMajority = (counters.noMajority ?? 0) + 1;
-    } else counters.checksDisagreed++;
-    if (tb.onCoverage === true) counters.coverageOutvotes = (counters.coverageOutvotes ?? 0) + 1;
-    this.s.core.log.info({ task: a.taskId, volunteer: a.volunteer, verifier: b.volunteer, third: c.volunteer, odd: tb.odd, note: tb.note, bc: bc.disagreements.map((d) => `${d.reason}: ${d.detail}`) }, 'disagreement broken');
-    if (tb.odd === 'a') await this.outvoted(ck.channel, a);
   }
 
   /** Marks `peer`'s current pages of `channel` unverified (distrust.ts). */
