@@ -1,8 +1,13 @@
 // Stored pages: per page its latest validators and version, and every version
-// (metadata as JSON, text as raw UTF-8 beside it).
+// (metadata as JSON; its text in the text store's segment files, referenced from the
+// metadata as `tx`, or — in databases written before the text store — as raw UTF-8 under their own key, K.pageText).
 import { K } from './keys.js';
 import type { PageLatest, PageVersion } from '../domain/records.js';
 import type { BatchOp, Store } from './store.js';
+import type { TextRef } from './text-store.js';
+
+/** A version's metadata as stored: where its text lies (absent in older databases). */
+type StoredVersion = PageVersion & { tx?: TextRef };
 
 export class PageRepository {
   constructor(private readonly store: Store) {}
@@ -18,31 +23,36 @@ export class PageRepository {
 
   /** These versions with their texts (versions that are gone are left out). */
   async versionsWithText(channel: string, wanted: { url: string; version: number }[]): Promise<PageVersion[]> {
-    const vs = (await this.store.getMany<PageVersion>(wanted.map((w) => K.pageVersion(channel, w.url, w.version)))).filter((v): v is PageVersion => v !== undefined);
+    const vs = (await this.store.getMany<StoredVersion>(wanted.map((w) => K.pageVersion(channel, w.url, w.version)))).filter((v): v is PageVersion => v !== undefined);
     return this.withText(channel, vs);
   }
 
   /** Every stored version of one page, oldest first, with its text. */
   async versions(channel: string, url: string): Promise<PageVersion[]> {
-    const rows = await this.store.range<PageVersion>(K.pageVersions(channel, url));
+    const rows = await this.store.range<StoredVersion>(K.pageVersions(channel, url));
     return this.withText(channel, rows.map((r) => r.value));
   }
 
-  private async withText(channel: string, vs: PageVersion[]): Promise<PageVersion[]> {
-    const texts = await this.store.getManyText(vs.map((v) => K.pageText(channel, v.url, v.version)));
-    return vs.map((v, i) => ({ ...v, text: v.text ?? texts[i] ?? '' }));
+  private async withText(channel: string, vs: StoredVersion[]): Promise<PageVersion[]> {
+    const inStore = vs.filter((v) => v.tx !== undefined);
+    const fromStore = await this.store.texts.read(inStore.map((v) => v.tx!));
+    const older = vs.filter((v) => v.tx === undefined && v.text === undefined);
+    const fromPx = await this.store.getManyText(older.map((v) => K.pageText(channel, v.url, v.version)));
+    const text = new Map<StoredVersion, string>();
+    inStore.forEach((v, i) => text.set(v, fromStore[i]!));
+    older.forEach((v, i) => text.set(v, fromPx[i] ?? ''));
+    return vs.map(({ tx: _tx, ...v }, i) => ({ ...v, text: v.text ?? text.get(vs[i]!) ?? '' }));
   }
 
   latestOp(channel: string, url: string, latest: PageLatest): BatchOp {
     return { type: 'put', key: K.pageLatest(channel, url), value: latest };
   }
 
-  /** A new version: its metadata and its text. */
-  versionOps(channel: string, meta: Omit<PageVersion, 'text'>, text: string): BatchOp[] {
-    return [
-      { type: 'put', key: K.pageVersion(channel, meta.url, meta.version), value: meta },
-      { type: 'put', key: K.pageText(channel, meta.url, meta.version), value: text, valueEncoding: 'utf8' },
-    ];
+  /** New versions: their texts are written to the text store now (before the batch that
+   * references them is committed); the returned operations store their metadata. */
+  async versionOps(channel: string, versions: { meta: Omit<PageVersion, 'text'>; text: string }[]): Promise<BatchOp[]> {
+    const refs = await this.store.texts.append(versions.map((v) => v.text));
+    return versions.map(({ meta }, i) => ({ type: 'put', key: K.pageVersion(channel, meta.url, meta.version), value: { ...meta, tx: refs[i] } }));
   }
 
   /** Deletes everything stored for a channel's pages. */

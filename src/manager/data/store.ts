@@ -10,6 +10,7 @@ import { Level } from 'level';
 import type { AbstractBatchOperation } from 'abstract-level';
 import { StoreLockedError } from '../errors.js';
 import type { KeyRange } from './keys.js';
+import { TextStore } from './text-store.js';
 
 export type BatchOp = { type: 'put'; key: string; value: unknown; valueEncoding?: 'utf8' } | { type: 'del'; key: string };
 
@@ -43,6 +44,8 @@ export class Store {
     private readonly db: Level<string, unknown>,
     readonly dir: string,
     private readonly sync: boolean,
+    /** Page texts (append-only segment files beside the database, see text-store.ts). */
+    readonly texts: TextStore,
   ) {}
 
   /** Opens (creating) the database. Throws StoreLockedError when another
@@ -65,7 +68,14 @@ export class Store {
       }
       throw err;
     }
-    return new Store(db, dir, opts.sync ?? false);
+    let texts: TextStore;
+    try {
+      texts = await TextStore.open(dataDir, opts);
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    return new Store(db, dir, opts.sync ?? false, texts);
   }
 
   async get<T>(key: string): Promise<T | undefined> {
@@ -77,7 +87,7 @@ export class Store {
     return (await this.db.getMany(keys)) as (T | undefined)[];
   }
 
-  /** Values stored with valueEncoding 'utf8' (page texts). */
+  /** Values stored with valueEncoding 'utf8' (page texts of databases written before the text store). */
   async getManyText(keys: string[]): Promise<(string | undefined)[]> {
     if (keys.length === 0) return [];
     return (await this.db.getMany<string, string>(keys, { valueEncoding: 'utf8' })) as (string | undefined)[];
@@ -181,6 +191,7 @@ export class Store {
   }
 
   async close(): Promise<void> {
+    await this.texts.close();
     await this.db.close();
   }
 }

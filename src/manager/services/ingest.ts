@@ -147,8 +147,8 @@ export class IngestService {
     const diff = diffPart(r, live, urls, await repos.pages.latestOf(ch.id, urls), { now, taskId: t.id, crawler: from });
     const ops: BatchOp[] = [];
     const warc: WarcPage[] = [];
+    ops.push(...(await repos.pages.versionOps(ch.id, diff.versions)));
     for (const v of diff.versions) {
-      ops.push(...repos.pages.versionOps(ch.id, v.meta, v.text));
       warc.push({ url: v.meta.url, fetchedAt: v.meta.fetchedAt, text: v.text, meta: { ...v.meta, channel: ch.id } });
     }
     for (const [url, latest] of diff.latest) ops.push(repos.pages.latestOp(ch.id, url, latest));
