@@ -4,6 +4,7 @@
 import { allocateFrequencies, type AllocationGroup } from './freshness-allocation.js';
 import { resetWindow, type RoundReport } from './round.js';
 import type { RecrawlState } from './state.js';
+import { groupTally } from './tally.js';
 
 /**
  * CAF, capacity-aware freshness (ours). Two jobs, kept apart:
@@ -28,28 +29,7 @@ import type { RecrawlState } from './state.js';
 export function reassignCAF(state: RecrawlState, now: number): RoundReport {
   const o = state.options;
   const k = state.groups.length;
-  const members = new Array<number>(k).fill(0);
-  const changeSum = new Array<number>(k).fill(0);
-  const tSum = new Array<number>(k).fill(0);
-  const tKnown = new Array<number>(k).fill(0);
-  let sub = 0;
-  let suc = 0;
-  let allT = 0;
-  let allN = 0;
-  for (const c of state.channels) {
-    members[c.group]! += 1;
-    changeSum[c.group]! += c.changeInterval;
-    sub += c.subCount;
-    suc += c.sucCount;
-    const n = c.downloadTimes.length;
-    if (n === 0) continue;
-    let s = 0;
-    for (const d of c.downloadTimes) s += d;
-    tSum[c.group]! += s / n;
-    tKnown[c.group]! += 1;
-    allT += s / n;
-    allN += 1;
-  }
+  const { members, changeSum, tSum, tKnown, allT, allN, sub, suc } = groupTally(state, now);
   const rate = sub > 0 ? suc / sub : null;
   const current = state.groups.map((g) => g.interval);
   if (allN === 0) {

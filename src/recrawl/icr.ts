@@ -3,30 +3,10 @@
 // system-wide or per group.
 
 import { checkPriorities, clampIntervals, resetWindow, type RoundReport } from './round.js';
-import type { ChannelRecord, RecrawlState } from './state.js';
+import type { RecrawlState } from './state.js';
+import { groupTally } from './tally.js';
 
-/** Update rate and mean download time of a channel from its last L updates.
- * rate = n / (now − oldest kept update + half a mean gap). The mean gap is taken
- * between the kept updates (or is the channel's current interval when only one is
- * kept). The half gap stands for the unseen time before the oldest kept update
- * (on average half a gap for periodic updates), which makes the estimate unbiased
- * for periodic updates and keeps a channel updated just now from being credited
- * with an absurd rate. meanDownload = mean of the kept download times. */
-export function channelHistory(
-  c: ChannelRecord,
-  now: number,
-  currentInterval: number,
-): { rate: number; meanDownload: number | null } {
-  const n = c.updateTimes.length;
-  if (n === 0) return { rate: 0, meanDownload: null };
-  let s = 0;
-  for (const d of c.downloadTimes) s += d;
-  const first = c.updateTimes[0]!;
-  const last = c.updateTimes[n - 1]!;
-  const gap = n >= 2 ? (last - first) / (n - 1) : currentInterval;
-  const span = now - first + gap / 2;
-  return { rate: span > 0 ? n / span : 0, meanDownload: s / n };
-}
+export { channelHistory } from './tally.js';
 
 /**
  * Equation (4): θ = Σ_k ( (1/Π_{j<k} ω_j) Σ_{PGP(k)} t̄_j ) / (Δt · history(Σ_l λ_l t̄_l)).
@@ -76,37 +56,11 @@ export interface IcrInputs {
   sucBy: number[];
 }
 
-/** ICR's inputs summed over the channel records in channel order (the simulator's way). */
+/** ICR's inputs summed over the channel records in channel order (the simulator's
+ * way): the shared per-group tally (tally.ts) without the change intervals. */
 export function icrInputs(state: RecrawlState, now: number): IcrInputs {
-  const k = state.groups.length;
-  // Per channel t̄ and λ from the last L updates; channels without any update yet
-  // use their group's mean t̄ (or the global mean) in the demand term.
-  const tSum = new Array<number>(k).fill(0);
-  const tKnown = new Array<number>(k).fill(0);
-  const members = new Array<number>(k).fill(0);
-  let observedLoad = 0;
-  let sub = 0;
-  let suc = 0;
-  const subBy = new Array<number>(k).fill(0);
-  const sucBy = new Array<number>(k).fill(0);
-  let allT = 0;
-  let allN = 0;
-  for (const c of state.channels) {
-    members[c.group]! += 1;
-    sub += c.subCount;
-    suc += c.sucCount;
-    subBy[c.group]! += c.subCount;
-    sucBy[c.group]! += c.sucCount;
-    const h = channelHistory(c, now, state.groups[c.group]!.interval);
-    if (h.meanDownload !== null) {
-      tSum[c.group]! += h.meanDownload;
-      tKnown[c.group]! += 1;
-      allT += h.meanDownload;
-      allN += 1;
-      observedLoad += h.rate * h.meanDownload;
-    }
-  }
-  return { tSum, tKnown, members, allT, allN, observedLoad, sub, suc, subBy, sucBy };
+  const { changeSum: _changeSum, ...inputs } = groupTally(state, now);
+  return inputs;
 }
 
 /** ICR (§3.2): θ from equation (4) using the last L updates, × δ if the system's

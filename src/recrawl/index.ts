@@ -13,7 +13,8 @@
 // One module per job: options.ts (names, options, defaults), state.ts (the
 // state, its creation, persistence and the interval a channel runs at),
 // record.ts (what the caller reports), round.ts (what rounds share), iir.ts,
-// icr.ts, caf.ts (the strategies' rounds), schedule.ts (when and which round).
+// icr.ts, caf.ts (the strategies' rounds), tally.ts (the per-group tally ICR
+// and CAF read), schedule.ts (when and which round).
 // FIXED is the absence of rounds.
 
 export * from './options.js';
@@ -23,4 +24,5 @@ export { checkPriorities, type RoundReport } from './round.js';
 export * from './iir.js';
 export * from './icr.js';
 export * from './caf.js';
+export * from './tally.js';
 export * from './schedule.js';
