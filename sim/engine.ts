@@ -18,6 +18,7 @@ import {
   recordSubmit,
   recordSuccess,
   shouldReassign,
+  waitIntervals,
 } from '../src/recrawl/index.js';
 import { createRng, deriveSeed, normal } from '../src/rng.js';
 import { Crawlers } from './crawlers.js';
@@ -28,7 +29,7 @@ import type { Sample, StrategyResult } from './result.js';
 import { summariseRun } from './result.js';
 import type { Routing } from './routing.js';
 import { SimRouter } from './routing.js';
-import { ST_RUNNING, TaskPool } from './task-pool.js';
+import { ST_QUEUED, ST_RUNNING, TaskPool } from './task-pool.js';
 import { ThreadLedger } from './thread-use.js';
 import type { World } from './world.js';
 
@@ -248,10 +249,20 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     maybeRound(t);
   }
 
+  // CAF may let a task wait several intervals and not resubmit its channel meanwhile.
+  const waitFor = waitIntervals(rec);
+  const lastTask = waitFor > 1 ? new Int32Array(H).fill(-1) : null;
+
   function submit(h: number, t: number): void {
     const iv = channelInterval(rec, h);
     q.push(t + iv, h * 8 + EV_SUBMIT);
-    const s = pool.alloc(h, t + iv);
+    if (lastTask !== null) {
+      // The channel's last task still waiting for a thread stands for this one.
+      const p = lastTask[h]!;
+      if (p >= 0 && pool.channel[p] === h && pool.state[p] === ST_QUEUED && pool.deadline[p]! > t) return;
+    }
+    const s = pool.alloc(h, t + iv * waitFor);
+    if (lastTask !== null) lastTask[h] = s;
     submittedBy[world.group[h]!]! += 1;
     recordSubmit(rec, h, t);
     place(s, t);

@@ -77,3 +77,10 @@ export function reassignCAF(state: RecrawlState, now: number): RoundReport {
     observedLoad: state.cafBudget,
   };
 }
+
+/** How many of its channel's intervals a task may wait for a thread before it
+ * expires: CAF's `cafWaitIntervals`, one for the paper's strategies. Above one,
+ * the caller does not submit a due channel whose last task is still waiting. */
+export function waitIntervals(state: RecrawlState): number {
+  return state.options.strategy === 'caf' ? state.options.cafWaitIntervals : 1;
+}

@@ -57,6 +57,11 @@ export interface RecrawlOptions {
   /** CAF: the budget follows the online task threads between rounds (it is steered
    * per thread), so crawlers leaving or joining change it at once, not over rounds. */
   cafFollowThreads: boolean;
+  /** CAF: a task may wait for a thread up to this many of its channel's intervals
+   * (the others: one), and a channel whose last task is still waiting is not
+   * submitted again when it falls due: the waiting task stands for it. 1 = every
+   * due channel is submitted and a task still waiting then expires. */
+  cafWaitIntervals: number;
 }
 
 export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
@@ -82,6 +87,7 @@ export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   cafBackoff: 1,
   cafMaxBackoff: 16,
   cafFollowThreads: true,
+  cafWaitIntervals: 2,
 });
 
 export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOptions {
@@ -111,5 +117,6 @@ export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOp
   if (!(o.cafBackoff >= 1 && Number.isFinite(o.cafBackoff))) bad('cafBackoff must be finite and >= 1');
   if (!(o.cafMaxBackoff >= 1 && Number.isFinite(o.cafMaxBackoff))) bad('cafMaxBackoff must be finite and >= 1');
   if (typeof o.cafFollowThreads !== 'boolean') bad('cafFollowThreads must be a boolean');
+  if (!(o.cafWaitIntervals >= 1 && Number.isFinite(o.cafWaitIntervals))) bad('cafWaitIntervals must be finite and >= 1');
   return o;
 }

@@ -13,6 +13,7 @@ import {
   serialiseState,
   shouldReassign,
   type RecrawlState,
+  waitIntervals,
 } from '../../src/recrawl/index.js';
 
 /** ∂F/∂f of a channel with change interval θ at frequency f, written out. */
@@ -187,6 +188,12 @@ describe('CAF', () => {
     }
   });
 
+  it('lets a task wait cafWaitIntervals of its intervals; the paper\'s strategies one', () => {
+    const one = [{ changeInterval: 60, group: 0 }];
+    expect(waitIntervals(createRecrawlState(one, { strategy: 'caf', cafWaitIntervals: 3 }))).toBe(3);
+    for (const strategy of ['fixed', 'iir', 'icr'] as const) expect(waitIntervals(createRecrawlState(one, { strategy, cafWaitIntervals: 3 }))).toBe(1);
+  });
+
   it('other strategies ignore the failure kind', () => {
     const s = createRecrawlState([{ changeInterval: 60, group: 0 }], { strategy: 'iir' });
     recordFailure(s, 0, 1, 'refused');
@@ -198,6 +205,7 @@ describe('CAF', () => {
     expect(() => recrawlOptions({ cafMaxStep: 1 })).toThrow(/cafMaxStep/);
     expect(() => recrawlOptions({ cafBackoff: 0.5 })).toThrow(/cafBackoff/);
     expect(() => recrawlOptions({ cafFollowThreads: 'yes' as unknown as boolean })).toThrow(/cafFollowThreads/);
+    expect(() => recrawlOptions({ cafWaitIntervals: 0.5 })).toThrow(/cafWaitIntervals/);
     const s = twoChannels();
     observeLoad(s, { threads: 10, running: 5, queued: 0 });
     reassign(s, 100);

@@ -57,3 +57,22 @@ describe('the breakdown of a run', () => {
     });
   }
 });
+
+describe("CAF's waiting tasks (cafWaitIntervals)", () => {
+  it('a due channel whose task still waits is not submitted again; every task still ends exactly once', () => {
+    const run = (cafWaitIntervals: number) =>
+      runScenario({ scenario: 'rec', strategies: ['caf'], routing: 'coord', seed: 1, quick: true, steps: 3000, recrawl: { cafWaitIntervals } }).strategies.caf!;
+    const one = run(1);
+    const two = run(2);
+    for (const s of [one, two]) {
+      const o = s.outcomes;
+      expect(o.completed + o.failed + o.cancelled + o.lost + o.pendingAtEnd).toBe(s.tasksTotal);
+      const u = threadUse(s.capacity);
+      expect((u.completed + u.lost + u.inProgress + u.idleWaiting + u.idleNothing) / s.capacity.threadMinutes).toBeCloseTo(1, 9);
+    }
+    // Seeded: with one interval of waiting some tasks expired, and waiting two expires fewer for fewer tasks.
+    expect(one.outcomes.cancelled).toBeGreaterThan(0);
+    expect(two.outcomes.cancelled).toBeLessThan(one.outcomes.cancelled);
+    expect(two.tasksTotal).toBeLessThan(one.tasksTotal);
+  });
+});
