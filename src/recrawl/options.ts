@@ -86,7 +86,7 @@ export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   cafTargetSuccess: 0.85,
   cafBackoff: 1,
   cafMaxBackoff: 16,
-  cafFollowThreads: true,
+  cafFollowThreads: false,
   cafWaitIntervals: 2,
 });
 
