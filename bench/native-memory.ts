@@ -1,5 +1,5 @@
-// Where a Linux process's resident memory is, from /proc/self/smaps (bench:manager
-// --smaps): what V8's own counters (process.memoryUsage) cannot say — glibc's
+// Where a Linux process's resident memory is, from /proc/<pid>/smaps (bench:manager
+// --smaps, bench:node --detail): what V8's own counters (process.memoryUsage) cannot say — glibc's
 // arenas, the worker threads' isolates, mapped files. Categories, in MB:
 //   arenas  glibc's per-thread malloc arenas (64 MiB-aligned anonymous regions that,
 //           with their reserved tail, make 64 MiB): LevelDB's and libuv's threads,
@@ -22,11 +22,11 @@ export interface NativeMemory {
 
 const ARENA = 1n << 26n;
 
-/** The process's resident memory by category (MB), or null where /proc/self/smaps is missing. */
-export function nativeMemory(): NativeMemory | null {
+/** A process's resident memory by category (MB; this process unless `pid`), or null where /proc/<pid>/smaps is missing. */
+export function nativeMemory(pid: number | 'self' = 'self'): NativeMemory | null {
   let text: string;
   try {
-    text = readFileSync('/proc/self/smaps', 'utf8');
+    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
   } catch {
     return null;
   }

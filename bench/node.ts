@@ -14,11 +14,18 @@
 //                process's own accounting, not the machine's load)
 //   start        spawn → the node's 'node started' log line (bootstrap peer
 //                reached, DHT and protocols up), median over volunteers
+// --detail adds, for each volunteer at its own largest RSS sample, where that
+// memory is: /proc/<pid>/smaps by category (native-memory.ts), V8's heap
+// spaces and process.memoryUsage() (bench/node-probe.mjs, loaded with
+// NODE_OPTIONS=--import into each volunteer: a diagnostic only), and its open
+// TCP sockets (≈ connections) — so the heaviest process can be told apart.
 // Linux only (/proc).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command } from 'commander';
+import { nativeMemory, type NativeMemory } from './native-memory.js';
 import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../testbed/processes.js';
 
 const program = new Command('bench:node')
@@ -27,9 +34,10 @@ const program = new Command('bench:node')
   .option('--settle <s>', 'longest wait for every coordinate to settle before measuring, seconds', (v) => parseInt(v, 10), 300)
   .option('--measure <s>', 'idle measurement window, seconds', (v) => parseInt(v, 10), 120)
   .option('--join-args <args>', 'extra flags for every volunteer (space-separated)', '')
+  .option('--detail', "per volunteer, where its memory is at its largest RSS sample (smaps, V8's heap spaces, sockets)", false)
   .option('--json', 'print one JSON object on stdout', false)
   .parse(process.argv);
-const opts = program.opts<{ volunteers: number; settle: number; measure: number; joinArgs: string; json: boolean }>();
+const opts = program.opts<{ volunteers: number; settle: number; measure: number; joinArgs: string; detail: boolean; json: boolean }>();
 const say = (s: string) => process.stderr.write(`${s}\n`);
 
 const CLK_TCK = 100; // USER_HZ on Linux
@@ -48,6 +56,35 @@ function rssMb(pid: number): number {
   return (Number(statm[1]) * PAGE_KB) / 1024;
 }
 
+/** Open sockets of a process (TCP connections and listeners, the control socket). */
+function sockets(pid: number): number {
+  let n = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+interface Detail {
+  rssMb: number;
+  smaps: NativeMemory | null;
+  v8: unknown;
+  sockets: number;
+}
+
+/** What a volunteer's probe (node-probe.mjs) last wrote, or null. */
+function probe(dir: string, pid: number): unknown {
+  try {
+    return JSON.parse(readFileSync(join(dir, `${pid}.json`), 'utf8')) as unknown;
+  } catch {
+    return null;
+  }
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s.length % 2 === 1 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -56,6 +93,13 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dir = mkdtempSync(join(tmpdir(), 'volcrawl-bench-node-'));
+const probeDir = join(dir, 'probe');
+const probeEnv: Record<string, string> = {};
+if (opts.detail) {
+  mkdirSync(probeDir);
+  const probeUrl = pathToFileURL(resolve(fileURLToPath(new URL('.', import.meta.url)), 'node-probe.mjs')).href;
+  Object.assign(probeEnv, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${probeUrl}`.trim(), VOLCRAWL_BENCH_PROBE: probeDir });
+}
 let manager: ManagerProcess | undefined;
 const volunteers: VolunteerProcess[] = [];
 try {
@@ -66,7 +110,7 @@ try {
   const settled = new Set<number>();
   for (let i = 0; i < opts.volunteers; i++) {
     const t = performance.now();
-    const v = await startVolunteerProcess(`volunteer ${i}`, manager, join(dir, `v${i}`), ['--log-level', 'info', '--seed', String(i + 1), ...extra]);
+    const v = await startVolunteerProcess(`volunteer ${i}`, manager, join(dir, `v${i}`), ['--log-level', 'info', '--seed', String(i + 1), ...extra], { env: probeEnv });
     startMs.push(performance.now() - t);
     volunteers.push(v);
     v.follow((line) => {
@@ -82,10 +126,15 @@ try {
   const cpu0 = pids.map(cpuSeconds);
   const t0 = performance.now();
   const samples: number[][] = pids.map(() => []);
+  const details: (Detail | null)[] = pids.map(() => null);
   const load0 = loadavg()[0]!;
   say(`measuring ${opts.measure} s`);
   while (performance.now() - t0 < opts.measure * 1000) {
-    pids.forEach((p, i) => samples[i]!.push(rssMb(p)));
+    pids.forEach((p, i) => {
+      const r = rssMb(p);
+      samples[i]!.push(r);
+      if (opts.detail && r > (details[i]?.rssMb ?? -1)) details[i] = { rssMb: r, smaps: nativeMemory(p), v8: probe(probeDir, p), sockets: sockets(p) };
+    });
     await sleep(2000);
   }
   const wall = (performance.now() - t0) / 1000;
@@ -104,7 +153,9 @@ try {
     settleSeconds,
     exited: dead,
     loadAverage: Number(((load0 + loadavg()[0]!) / 2).toFixed(2)),
+    ...(opts.detail ? { perVolunteer: details.map((d, i) => ({ volunteer: i, rssMbMean: Number(mean(samples[i]!).toFixed(1)), ...d })) } : {}),
   };
+  if (opts.detail) for (const d of result.perVolunteer ?? []) say(`volunteer ${d.volunteer}: mean ${d.rssMbMean} MB, at its max ${JSON.stringify({ ...d, volunteer: undefined, rssMbMean: undefined })}`);
   if (opts.json) console.log(JSON.stringify(result));
   else {
     console.log(`${opts.volunteers} volunteers, idle for ${wall.toFixed(0)} s (load average ${result.loadAverage}):`);
