@@ -1,5 +1,5 @@
 // How Node runs a volunteer: what the executable's first line sets
-// (`#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --optimize-for-size`,
+// (`#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2`,
 // src/node/cli.ts; test/node/idle-join.test.ts holds the two equal), and what
 // everything that starts `node <script> join` itself must pass too: the
 // systemd unit (service.ts), the test networks and benchmarks (testbed/).
@@ -14,16 +14,18 @@
 //   node may not make for a long time. Only a flag given at start caps it:
 //   set from inside (v8.setFlagsFromString, what cli.ts still does for a
 //   `join` started without it) it left new space at 16 MB in 8 of 9 samples.
-// - --optimize-for-size: V8 treats the heap as memory-constrained — it grows
-//   the old generation by a small factor after each full collection, and
-//   its collections (the memory reducer's at idle among them) shrink and
-//   compact the heap rather than leave it sized for throughput. Without it an
-//   idle join's old space committed up to 5 MB more than it used before the
-//   next full collection, which made the heaviest of 10 volunteers 88–95 MB
-//   against a 79–86 MB mean; with it, 12 volunteers interleaved with and
-//   without, the heaviest was 84 MB against 95 (docs/node.md).
+// - --optimize-for-size, set from inside the process (cli.ts, before the
+//   bundle loads), not on the first line: V8 then treats the heap as
+//   memory-constrained (a small growth factor after each full collection;
+//   collections that shrink and compact), which keeps an idle join's heap
+//   from growing ahead of its next full collection — the heaviest of 10
+//   volunteers had had old space 22 MB committed for 17 used. Given on the
+//   first line it also changed how V8 sizes the heap at start, and the
+//   crawler's CPU per page rose 1.3×; set from inside it did not
+//   (docs/node.md, "A heap kept tight").
+export const VOLUNTEER_V8_RUNTIME_FLAGS: readonly string[] = Object.freeze(['--optimize-for-size']);
 export const VOLUNTEER_NODE_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_ARENA_MAX: '2' });
-export const VOLUNTEER_NODE_FLAGS: readonly string[] = Object.freeze(['--max-semi-space-size=2', '--optimize-for-size']);
+export const VOLUNTEER_NODE_FLAGS: readonly string[] = Object.freeze(['--max-semi-space-size=2']);
 
 /** The executable's first line, from the two above. */
 export function volunteerShebang(): string {

@@ -5,8 +5,8 @@
 // A real process, the compiled executable started through its own first line
 // (as npm's link runs it: that line sets glibc's arenas and V8's young
 // generation, src/node/runtime-flags.ts), with a preload that records the
-// settings it got, every module it loads and every ICU service it asks for
-// (test/fixtures/trace-idle.mjs); the esbuild metafile the build writes says
+// settings it got, every module it loads, every ICU service it asks for
+// and every V8 flag it sets from inside (test/fixtures/trace-idle.mjs); the esbuild metafile the build writes says
 // which sources each loaded chunk holds. Nothing is timed: the process is
 // asked for its status (the owner's verb, which reads the local time and the
 // transfer ledger) once its control socket is up, then stopped.
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { VOLUNTEER_NODE_ENV, VOLUNTEER_NODE_FLAGS, volunteerShebang } from '../../src/node/runtime-flags.js';
+import { VOLUNTEER_NODE_ENV, VOLUNTEER_NODE_FLAGS, VOLUNTEER_V8_RUNTIME_FLAGS, volunteerShebang } from '../../src/node/runtime-flags.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/volunteer-crawler.js');
@@ -74,6 +74,13 @@ describe('an idle volunteer-crawler join', () => {
     const node = JSON.parse(lines.find((l) => l.startsWith('node '))!.slice(5)) as { execArgv: string[]; MALLOC_ARENA_MAX: string | null };
     for (const f of VOLUNTEER_NODE_FLAGS) expect(node.execArgv).toContain(f);
     expect(node.MALLOC_ARENA_MAX).toBe(VOLUNTEER_NODE_ENV.MALLOC_ARENA_MAX);
+    // Set from inside on purpose (runtime-flags.ts says why), before any of the bundle's chunks loads.
+    const firstLoad = lines.findIndex((l) => l.startsWith('load file:') && l.includes('/dist/bin/chunks/commands-'));
+    for (const f of VOLUNTEER_V8_RUNTIME_FLAGS) {
+      const at = lines.indexOf(`v8flag ${f}`);
+      expect(at, `${f} set`).toBeGreaterThanOrEqual(0);
+      expect(at).toBeLessThan(firstLoad);
+    }
     expect(lines.filter((l) => l.startsWith('icu ')), 'ICU services asked for').toEqual([]);
     const loaded = lines.filter((l) => l.startsWith('load file:')).map((l) => relative(ROOT, fileURLToPath(l.slice(5))));
     const meta = JSON.parse(readFileSync(join(ROOT, 'dist/volunteer-bundle.meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };

@@ -42,7 +42,7 @@ describe('the systemd user service', () => {
     expect(r.messages.some((m) => m.includes('sudo loginctl enable-linger alice'))).toBe(true);
     const unit = readFileSync(file, 'utf8');
     expect(unit).toContain(
-      'ExecStart=/usr/bin/node --max-semi-space-size=2 --optimize-for-size /opt/volcrawl/bin/volunteer-crawler.js join /ip4/192.0.2.1/tcp/4001/p2p/12D3KooWD3eckifWpRn9wQpMG9R9hX3sD158z7EqHWmweQAJU5SA --manager 12D3KooWD3eckifWpRn9wQpMG9R9hX3sD158z7EqHWmweQAJU5SA --data-dir "/home/alice/my data/100%%" --no-status\n',
+      'ExecStart=/usr/bin/node --max-semi-space-size=2 /opt/volcrawl/bin/volunteer-crawler.js join /ip4/192.0.2.1/tcp/4001/p2p/12D3KooWD3eckifWpRn9wQpMG9R9hX3sD158z7EqHWmweQAJU5SA --manager 12D3KooWD3eckifWpRn9wQpMG9R9hX3sD158z7EqHWmweQAJU5SA --data-dir "/home/alice/my data/100%%" --no-status\n',
     );
     expect(unit).toContain('WorkingDirectory=/home/alice/my data/100%%\n');
     for (const line of ['Environment=MALLOC_ARENA_MAX=2', 'Restart=on-failure', 'Nice=19', 'IOSchedulingClass=idle', 'KillSignal=SIGTERM', 'WantedBy=default.target', 'Documentation=file:///opt/volcrawl/docs/volunteer.md']) expect(unit).toContain(`${line}\n`);
