@@ -20,9 +20,10 @@
 //   collections that shrink and compact), which keeps an idle join's heap
 //   from growing ahead of its next full collection — the heaviest of 10
 //   volunteers had had old space 22 MB committed for 17 used. Given on the
-//   first line it also changed how V8 sizes the heap at start, and the
-//   crawler's CPU per page rose 1.3×; set from inside it did not
-//   (docs/node.md, "A heap kept tight").
+//   first line it also changes how V8 sizes the heap at start: the
+//   crawler's CPU per page rose 1.25× (8 pairs) and idle CPU with it; set
+//   from inside, 1.04× on a first crawl and 1.17× on a recrawl (6 pairs,
+//   noisy): docs/node.md, "A heap kept tight".
 export const VOLUNTEER_V8_RUNTIME_FLAGS: readonly string[] = Object.freeze(['--optimize-for-size']);
 export const VOLUNTEER_NODE_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_ARENA_MAX: '2' });
 export const VOLUNTEER_NODE_FLAGS: readonly string[] = Object.freeze(['--max-semi-space-size=2']);
