@@ -20,6 +20,7 @@ import { assertNoNodeRunning } from './control.js';
 import { loadTestPlugin } from './test-plugin.js';
 import { formatNatStatus, natNodeService, natPuller, registerNatFlags, volunteerNatOptions, type NatService } from './nat-service.js';
 import { RotatingFile } from './log-file.js';
+import { idleHeapService } from './idle-heap.js';
 import { OwnerControl } from './owner-service.js';
 import type { NetworkStatus } from './owner-status.js';
 import { Libp2pTraffic } from '../dht/traffic.js';
@@ -204,7 +205,11 @@ export async function runJoin(bootstrap: string[], flags: JoinFlags): Promise<vo
           ...(puller !== undefined ? { tasksPulled: puller.accepted } : {}),
           coordinates: { samples: n.coords.samples, relayedProbesRefused: n.coords.relayedProbesRefused, relayedSamples: n.coords.relayedSamples },
         });
-        return [...(nat !== undefined && puller !== undefined ? [nat, puller] : []), owner.service(n)];
+        const idle = () => {
+          const l = n.runner.load();
+          return l.running === 0 && l.queued === 0;
+        };
+        return [...(nat !== undefined && puller !== undefined ? [nat, puller] : []), owner.service(n), idleHeapService({ isIdle: idle })];
       },
       maxConnections: flags.maxConnections,
       coordIntervalMs: flags.coordInterval,
