@@ -1,8 +1,19 @@
-// Announces this crawler under the cells of coordinate space it sits in, at
-// every level, as short-lived DHT provider records (kad-dht re-provides them at
-// half-life while we live; they expire within one TTL after we stop). When the
+// Announces this crawler under the cells of coordinate space it sits in, as
+// short-lived DHT provider records (kad-dht re-provides them at half-life
+// while we live; they expire within one TTL after we stop). When the
 // coordinate moves to another cell the new cells are provided and the old ones
 // no longer re-provided. `withdraw` stops all re-providing.
+//
+// Only the levels a router reads are announced: the coarsest always, a finer
+// one only where the cell above it is dense. A router searches coarsest first
+// and stops at a block whose cells each hold fewer than DEFAULT_DENSE_CELL
+// crawlers, keeping every crawler found on the way (router.ts), so a finer
+// record in a sparse cell is never read — yet each one is a DHT walk of ~15
+// FIND_NODE and 20 ADD_PROVIDER, re-provided every half TTL. Every
+// `densityCheckMs` the announcer counts the crawlers of its finest announced
+// cell (a GET_PROVIDERS lookup that stops after two record holders, far
+// cheaper than a provide): at half the dense mark it adds the next finer level,
+// below a quarter of it (counted on the cell above) it drops its finest one.
 //
 // Every provide is a DHT walk, so a move is announced only when it is real: an
 // announced cell is kept while the coordinate stays within a quarter cell of it
@@ -13,7 +24,9 @@ import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import type { CID } from 'multiformats/cid';
 import type { Coordinate } from '../coords/index.js';
-import { announceCells, DEFAULT_CELLS, insideWithMargin, type Cell, type CellOptions } from './cells.js';
+import type { KadDHT } from '@libp2p/kad-dht';
+import { announceCells, DEFAULT_CELLS, DEFAULT_DENSE_CELL, insideWithMargin, type Cell, type CellOptions } from './cells.js';
+import { CellLookup } from './cell-lookup.js';
 
 /** Default lifetime of provider records (cell announcements), ms. A crawler
  * that vanishes stays announced this long at most; routers skip it sooner,
@@ -50,6 +63,15 @@ export interface AnnouncerOptions {
   /** Whether the coordinate is worth announcing yet (enough Vivaldi samples,
    * and a low error estimate or samples that agree with it). */
   ready: () => boolean;
+  /** Providers that make a cell dense (a router looks finer): DEFAULT_DENSE_CELL. */
+  denseAt?: number;
+  /** Gap between counts of our finest announced cell, ms (default: half the
+   * provider TTL, when kad-dht re-provides anyway). The first count follows
+   * the first announcement. */
+  densityCheckMs?: number;
+  /** Crawlers announced in `cell`, this one included (default: a GET_PROVIDERS
+   * lookup through the stack's kad-dht; 1 without one). */
+  countProviders?: (cell: Cell) => Promise<number>;
   log?: Logger;
 }
 
@@ -61,9 +83,22 @@ export class Announcer {
   private lastAt = -Infinity;
   /** The changed cells wanted at the last checks, and on how many checks in a row. */
   private pending: { names: string; checks: number } | undefined;
+  /** Levels announced, coarsest first (1: the coarsest only). */
+  private depth = 1;
+  private densityAt = -Infinity;
+  private readonly count: (cell: Cell) => Promise<number>;
+  /** Provides made (each a DHT walk), and cell counts made to choose the levels. */
   announcements = 0;
+  densityChecks = 0;
 
-  constructor(private readonly o: AnnouncerOptions) {}
+  constructor(private readonly o: AnnouncerOptions) {
+    this.count = o.countProviders ?? defaultCounter(o.libp2p);
+  }
+
+  /** How many levels are announced, coarsest first. */
+  get levelsAnnounced(): number {
+    return this.depth;
+  }
 
   start(): void {
     this.running = true;
@@ -93,7 +128,10 @@ export class Announcer {
       const cellOpts = this.o.cells ?? DEFAULT_CELLS;
       // Keep an announced cell while the coordinate stays within a quarter
       // cell of it, so jitter on an edge does not cause re-announcements.
-      const want = announceCells(c, cellOpts).map((fresh) => {
+      const all = announceCells(c, cellOpts);
+      this.depth = Math.min(this.depth, all.length);
+      // Finest first: the coarsest `depth` levels are the last ones.
+      const want = all.slice(all.length - this.depth).map((fresh) => {
         const old = [...this.current.values()].find((x) => x.level === fresh.level);
         return old !== undefined && insideWithMargin(c, old, 0.25, cellOpts) ? old : fresh;
       });
@@ -102,9 +140,15 @@ export class Announcer {
       const removed = [...this.current.values()].filter((x) => !wantNames.has(x.name));
       if (added.length === 0 && removed.length === 0) {
         this.pending = undefined;
+        await this.chooseDepth(want, all.length);
         return;
       }
-      if (this.current.size > 0) {
+      // A level added or dropped (chooseDepth) is announced at once, as the
+      // first announcement is; a move waits until it is real.
+      const announcedLevels = new Set([...this.current.values()].map((x) => x.level));
+      const wantLevels = new Set(want.map((x) => x.level));
+      const moved = added.some((x) => announcedLevels.has(x.level)) || removed.some((x) => wantLevels.has(x.level));
+      if (moved) {
         const names = [...wantNames].sort().join(' ');
         this.pending = this.pending?.names === names ? { names, checks: this.pending.checks + 1 } : { names, checks: 1 };
         if (this.pending.checks < (this.o.stableChecks ?? 3)) return;
@@ -134,6 +178,31 @@ export class Announcer {
     }
   }
 
+  /** Counts the crawlers of the finest announced cell when a count is due, and
+   * moves one level finer (dense: routers will look there) or coarser (the cell
+   * above is sparse again: nobody reads our finest record). The change is
+   * announced by the next checks, through the same stability rules as a move. */
+  private async chooseDepth(announced: Cell[], levelCount: number): Promise<void> {
+    if (announced.length === 0 || performance.now() - this.densityAt < (this.o.densityCheckMs ?? providerTiming().thresholdMs)) return;
+    this.densityAt = performance.now();
+    const dense = this.o.denseAt ?? DEFAULT_DENSE_CELL;
+    const finest = announced[0]!;
+    this.densityChecks++;
+    const n = await this.count(finest).catch(() => 0);
+    if (n >= dense / 2 && this.depth < levelCount) {
+      this.depth++;
+      this.o.log?.debug({ cell: finest.name, providers: n, levels: this.depth }, 'dense cell: announcing one level finer');
+      return;
+    }
+    if (announced.length < 2) return;
+    this.densityChecks++;
+    const above = await this.count(announced[1]!).catch(() => Infinity);
+    if (above < dense / 4) {
+      this.depth--;
+      this.o.log?.debug({ cell: announced[1]!.name, providers: above, levels: this.depth }, 'sparse cell: finest level dropped');
+    }
+  }
+
   private async cancel(cid: CID): Promise<void> {
     try {
       await this.o.libp2p.contentRouting.cancelReprovide(cid);
@@ -150,4 +219,13 @@ export class Announcer {
     this.current.clear();
     await Promise.all(cells.map((c) => this.cancel(c.cid)));
   }
+}
+
+/** Counts a cell's crawlers as a router sees them (cell-lookup.ts: the lists
+ * of the first two record holders that answer), plus this one. */
+function defaultCounter(libp2p: Libp2p): (cell: Cell) => Promise<number> {
+  const services = (libp2p as { services?: { dht?: KadDHT } }).services;
+  if (services?.dht === undefined) return async () => 1;
+  const lookup = new CellLookup({ libp2p: libp2p as Libp2p<{ dht: KadDHT }>, maxStaleMs: 0, maxEntries: 16 });
+  return async (cell) => (await lookup.providers(cell)).ids.length + 1;
 }

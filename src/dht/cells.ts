@@ -34,6 +34,11 @@ export interface CellOptions {
 
 export const DEFAULT_CELLS: CellOptions = { span: 4096, minLevel: 2, maxLevel: 8, maxDims: 3, levelStep: 2 };
 
+/** A cell with this many providers or more is dense: a router looks one level
+ * finer (cell-lookup.ts's `denseAt`, router.ts's `denseCell`), and crawlers in
+ * it announce the finer level too (announce.ts). */
+export const DEFAULT_DENSE_CELL = 64;
+
 /** The levels in use, finest first. */
 export function levels(opts: CellOptions = DEFAULT_CELLS): number[] {
   const out: number[] = [];

@@ -94,6 +94,9 @@ export function nodeActivity(n: VolunteerNode): Activity {
     'connections trimmed with value': n.trimmer.trimmedValued,
     'accepted samples': n.coords.samples,
     'cell announcements': n.announcer.announcements,
+    'cell density counts': n.announcer.densityChecks,
+    // A gauge: cell levels announced (1: the coarsest only; announce.ts).
+    'now: cell levels announced': n.announcer.levelsAnnounced,
     'connections trimmed': n.trimmer.trimmed,
     'keeper refills': n.keeper.refills,
     // A gauge, not a count: bench:routing averages it instead of taking a rate.
