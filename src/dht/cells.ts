@@ -5,10 +5,11 @@
 // SPAN / 2^L ms. A cell is named by the Morton (Z-order) code of its integer
 // indices — a space-filling curve, so a level-L key is the bit-prefix of the
 // level-(L+1) keys inside it — and the DHT key is the SHA-256 of
-// "volcrawl/cell/v1/<d>/<L>/<morton>". Crawlers provide the keys of their cells
-// at levels 8, 6, 4, 2 (cells of 16, 64, 256 and 1024 ms);
-// a lookup for a host starts at the finest level around the host's coordinate
-// and widens one level at a time.
+// "volcrawl/cell/v1/<d>/<L>/<morton>". The levels are 8, 6, 4, 2 (cells of
+// 16, 64, 256 and 1024 ms); a crawler provides its cell at the coarsest and
+// at the finer ones only where the cell above is dense (announce.ts);
+// a lookup for a host starts at the coarsest level around the host's
+// coordinate and goes one level finer only through dense cells (router.ts).
 import { createHash } from 'node:crypto';
 import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
@@ -114,7 +115,8 @@ export function cellAt(c: CoordVec, level: number, opts: CellOptions = DEFAULT_C
   return cellFromIndex(cellIndex(c, level, opts), level);
 }
 
-/** The cells a crawler at `c` announces: one per level, finest first. */
+/** The cells of a crawler at `c`: one per level, finest first (announce.ts
+ * provides the coarsest of them, and finer ones in dense regions). */
 export function announceCells(c: CoordVec, opts: CellOptions = DEFAULT_CELLS): Cell[] {
   return levels(opts).map((l) => cellAt(c, l, opts));
 }
