@@ -12,8 +12,10 @@
 // FIND_NODE and 20 ADD_PROVIDER, re-provided every half TTL. Every
 // `densityCheckMs` the announcer counts the crawlers of its finest announced
 // cell (a GET_PROVIDERS lookup that stops after two record holders, far
-// cheaper than a provide): at half the dense mark it adds the next finer level,
-// below a quarter of it (counted on the cell above) it drops its finest one.
+// cheaper than a provide): dense, it adds the next finer level; when the cell
+// above holds fewer than half the dense mark, it drops its finest one. A cell
+// that turns dense between two counts loses nothing: a router keeps the
+// crawlers it found in it on its way down.
 //
 // Every provide is a DHT walk, so a move is announced only when it is real: an
 // announced cell is kept while the coordinate stays within a quarter cell of it
@@ -189,7 +191,7 @@ export class Announcer {
     const finest = announced[0]!;
     this.densityChecks++;
     const n = await this.count(finest).catch(() => 0);
-    if (n >= dense / 2 && this.depth < levelCount) {
+    if (n >= dense && this.depth < levelCount) {
       this.depth++;
       this.o.log?.debug({ cell: finest.name, providers: n, levels: this.depth }, 'dense cell: announcing one level finer');
       return;
@@ -197,7 +199,7 @@ export class Announcer {
     if (announced.length < 2) return;
     this.densityChecks++;
     const above = await this.count(announced[1]!).catch(() => Infinity);
-    if (above < dense / 4) {
+    if (above < dense / 2) {
       this.depth--;
       this.o.log?.debug({ cell: announced[1]!.name, providers: above, levels: this.depth }, 'sparse cell: finest level dropped');
     }

@@ -86,14 +86,14 @@ describe('Announcer', () => {
   });
 
   it('goes one level finer where the cell is dense, and back when the cell above thins out', async () => {
-    // Dense down to level 4 (its cells hold 40 ≥ 64 / 2), sparse below.
-    let crowd = (cell: Cell) => (cell.level <= 4 ? 40 : 3);
+    // Dense down to level 4 (its cells hold 70 ≥ 64), sparse below.
+    let crowd = (cell: Cell) => (cell.level <= 4 ? 70 : 3);
     const { a, provided, cancelled } = announcer(() => at(6), 1, (cell) => crowd(cell));
     await settle(a);
     expect(a.levelsAnnounced).toBe(3); // levels 2, 4 and 6: a router descends into 4's dense cell and finds 6's
     expect(provided).toEqual([2, 4, 6].map((l) => cellAt(at(6), l).cid.toString()));
     expect(cancelled).toHaveLength(0);
-    crowd = (cell) => (cell.level <= 2 ? 40 : 10); // level 4's cell is below 64 / 4: nobody reads level 6
+    crowd = (cell) => (cell.level <= 2 ? 70 : 20); // level 4's cell is below 64 / 2: nobody reads level 6
     await settle(a);
     expect(a.levelsAnnounced).toBe(2);
     expect(cancelled).toEqual([cellAt(at(6), 6).cid.toString()]);
