@@ -87,7 +87,7 @@ describe('Announcer', () => {
 
   it('goes one level finer where the cell is dense, and back when the cell above thins out', async () => {
     // Dense down to level 4 (its cells hold 70 ≥ 64), sparse below.
-    let crowd = (cell: Cell) => (cell.level <= 4 ? 70 : 3);
+    let crowd = (cell: Cell): number => (cell.level <= 4 ? 70 : 3);
     const { a, provided, cancelled } = announcer(() => at(6), 1, (cell) => crowd(cell));
     await settle(a);
     expect(a.levelsAnnounced).toBe(3); // levels 2, 4 and 6: a router descends into 4's dense cell and finds 6's
