@@ -182,8 +182,8 @@ export class Announcer {
 
   /** Counts the crawlers of the finest announced cell when a count is due, and
    * moves one level finer (dense: routers will look there) or coarser (the cell
-   * above is sparse again: nobody reads our finest record). The change is
-   * announced by the next checks, through the same stability rules as a move. */
+   * above is sparse again: nobody reads our finest record). The next check
+   * provides or withdraws the level at once (no stability wait: not a move). */
   private async chooseDepth(announced: Cell[], levelCount: number): Promise<void> {
     if (announced.length === 0 || performance.now() - this.densityAt < (this.o.densityCheckMs ?? providerTiming().thresholdMs)) return;
     this.densityAt = performance.now();
