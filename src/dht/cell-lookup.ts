@@ -14,6 +14,7 @@ import type { Libp2p } from '@libp2p/interface';
 import type { KadDHT } from '@libp2p/kad-dht';
 import type { Logger } from 'pino';
 import type { Cell } from './cells.js';
+import { answerComplete, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP } from './cell-search.js';
 import { deadlineSignal } from './wire.js';
 
 export interface CellProviders {
@@ -38,8 +39,6 @@ export interface CellLookupOptions {
   log?: Logger;
 }
 
-/** kad-dht answers from its own provider store with at most this many. */
-const LOCAL_PROVIDER_CAP = 20;
 
 interface Entry {
   at: number;
@@ -62,8 +61,8 @@ export class CellLookup {
     const now = performance.now();
     const e = this.entries.get(cell.name);
     const age = e !== undefined ? now - e.at : Infinity;
-    if (e?.value !== undefined && age < (this.o.maxStaleMs ?? 600_000)) {
-      if (age >= (this.o.ttlMs ?? 30_000) && e.pending === undefined) void this.fetch(cell, e);
+    if (e?.value !== undefined && age < (this.o.maxStaleMs ?? CELL_MAX_STALE_MS)) {
+      if (age >= (this.o.ttlMs ?? CELL_CACHE_TTL_MS) && e.pending === undefined) void this.fetch(cell, e);
       return Promise.resolve(e.value);
     }
     if (e?.pending !== undefined) return e.pending;
@@ -73,7 +72,7 @@ export class CellLookup {
   /** Whether `providers(cell)` would answer at once (from the cache). */
   cached(cell: Cell): boolean {
     const e = this.entries.get(cell.name);
-    return e?.value !== undefined && performance.now() - e.at < (this.o.maxStaleMs ?? 600_000);
+    return e?.value !== undefined && performance.now() - e.at < (this.o.maxStaleMs ?? CELL_MAX_STALE_MS);
   }
 
   /** Forgets every answer (e.g. after the network changed). */
@@ -133,7 +132,7 @@ export class CellLookup {
     }
     ids.delete(self);
     // A lookup cut short by its deadline may have missed holders: not complete.
-    const complete = finished && !truncated && ids.size < (this.o.denseAt ?? 64);
+    const complete = answerComplete(ids.size, finished && !truncated, { ...DEFAULT_CELL_SEARCH, denseAt: this.o.denseAt ?? DEFAULT_CELL_SEARCH.denseAt });
     return { ids: [...ids], complete };
   }
 }

@@ -5,8 +5,9 @@
 // A block whose every cell answered completely holds every crawler announced
 // within half a cell side of c, and finer cells only hold a subset of it, so
 // the search stops there; a dense cell (or an incomplete answer) sends it one
-// level finer, where the block is smaller. Candidates are every crawler found
-// on the way, judged by their current coordinate (provider records can be
+// level finer, where the block is smaller. Candidates are the providers of the
+// finest level looked up, widened coarser while fewer than minCandidates
+// (cell-search.ts, the rules the simulator follows too), judged by their current coordinate (provider records can be
 // stale: a crawler moved); coordinates older than `staleMs` are refreshed in the
 // background, unknown ones asked for before ranking. Candidates are ranked by
 // the placement policy (placement.ts: predicted RTT to the host, inflated by
@@ -19,8 +20,9 @@ import type { Libp2p } from '@libp2p/interface';
 import type { KadDHT } from '@libp2p/kad-dht';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { Coordinate } from '../coords/index.js';
-import { blockAround, DEFAULT_CELLS, hostKey, levels as cellLevels, type CellOptions } from './cells.js';
+import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
 import { CellLookup } from './cell-lookup.js';
+import { candidatesFrom, cellSearchOptions, HASH_CACHE_TTL_MS, levelStops, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
 import { placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
@@ -39,6 +41,8 @@ export interface RouterOptions {
   cacheTtlMs?: number;
   /** A cell with this many providers or more counts as dense: look one level finer. */
   denseCell?: number;
+  /** Candidates are the finest level's providers, widened coarser while fewer than this (cell-search.ts). */
+  minCandidates?: number;
   /** Peer coordinates/loads older than this are refreshed with an info query (in the background), ms. */
   staleMs?: number;
   /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction)
@@ -99,16 +103,19 @@ export class Router {
   /** The placement policy this router ranks with. */
   readonly policy: PlacementOptions;
   readonly cellLookup: CellLookup;
+  /** The cell search's rules (cell-search.ts). */
+  readonly search: CellSearchOptions;
   /** Peers whose info is being refreshed in the background. */
   private readonly refreshing = new Set<string>();
 
   constructor(opts: RouterOptions) {
     this.o = opts;
     this.policy = placementOptions({ ...opts.placement, loadWeight: opts.loadWeight, maxAttempts: opts.maxAttempts });
+    this.search = cellSearchOptions({ denseAt: opts.denseCell, minCandidates: opts.minCandidates });
     this.cellLookup = new CellLookup({
       libp2p: opts.libp2p,
       ttlMs: opts.cacheTtlMs,
-      denseAt: opts.denseCell,
+      denseAt: this.search.denseAt,
       timeoutMs: opts.timeoutMs,
       log: opts.log,
     });
@@ -117,7 +124,7 @@ export class Router {
   private cached(name: string, load: () => Promise<string[]>): Promise<string[]> {
     const now = performance.now();
     const hit = this.cache.get(name);
-    if (hit !== undefined && now - hit.at < (this.o.cacheTtlMs ?? 5_000)) return hit.ids;
+    if (hit !== undefined && now - hit.at < (this.o.cacheTtlMs ?? HASH_CACHE_TTL_MS)) return hit.ids;
     const ids = load().catch(() => [] as string[]);
     this.cache.set(name, { at: now, ids });
     if (this.cache.size > 50_000) {
@@ -133,21 +140,28 @@ export class Router {
     this.cellLookup.clear();
   }
 
-  /** Live crawlers found around `c`, and the finest level searched that had
-   * any (-1: nobody is announced near c). */
+  /** Live crawlers found around `c` (cell-search.ts decides the levels and
+   * which providers become candidates), and the finest level searched that
+   * had any (-1: nobody is announced near c). */
   async lookup(c: Coordinate, exclude: Set<string> = new Set()): Promise<{ states: PeerState[]; level: number; fetched: number }> {
     const cells = this.o.cells ?? DEFAULT_CELLS;
-    const ids = new Map<string, string[]>();
+    // Per level looked up (coarsest first): each provider and the cells it was found in.
+    const perLevel: Map<string, string[]>[] = [];
     let finest = -1;
     let fetched = 0;
-    for (const level of [...cellLevels(cells)].reverse()) {
+    for (const level of searchLevels(cells)) {
       const block = blockAround(c, level, cells);
       fetched += block.filter((cell) => !this.cellLookup.cached(cell)).length;
       const answers = await Promise.all(block.map((cell) => this.cellLookup.providers(cell)));
+      const ids = new Map<string, string[]>();
       for (const [i, a] of answers.entries()) for (const id of a.ids) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
-      if (answers.some((a) => a.ids.length > 0)) finest = level;
-      if (answers.every((a) => a.complete)) break;
+      perLevel.push(ids);
+      if (ids.size > 0) finest = level;
+      if (levelStops(answers.map((a) => a.complete))) break;
     }
+    const from = candidatesFrom(perLevel.map((m) => m.size), this.search);
+    const ids = new Map<string, string[]>();
+    for (const m of perLevel.slice(from)) for (const [id, named] of m) ids.set(id, [...(ids.get(id) ?? []), ...named]);
     const fresh = [...ids.keys()].filter((id) => !exclude.has(id) && this.usable(id) && this.o.overlay?.admit(id, ids.get(id)!) !== false);
     return { states: await this.refresh(fresh), level: finest, fetched };
   }

@@ -1,0 +1,84 @@
+// One cell search for the live Router and the simulator (src/dht/cell-search.ts):
+// the same provider records give the same candidates in both.
+import { describe, expect, it } from 'vitest';
+import { announceCells, type Cell } from '../../src/dht/cells.js';
+import { answerComplete, candidatesFrom, cellSearchOptions, levelStops, searchLevels } from '../../src/dht/cell-search.js';
+import { DEFAULT_CELLS } from '../../src/dht/cells.js';
+import { PeerTable } from '../../src/dht/peers.js';
+import { Router } from '../../src/dht/router.js';
+import { createRng } from '../../src/rng.js';
+import { Overlay } from '../../sim/overlay.js';
+import type { FlatCoords } from '../../sim/flat-coords.js';
+
+describe('cell search rules', () => {
+  it('coarsest level first; stops when every cell is complete; candidates from the finest level, widened while too few', () => {
+    expect(searchLevels(DEFAULT_CELLS)).toEqual([2, 4, 6, 8]);
+    const o = cellSearchOptions({ denseAt: 64, minCandidates: 8 });
+    expect(answerComplete(63, true, o)).toBe(true);
+    expect(answerComplete(64, true, o)).toBe(false);
+    expect(answerComplete(5, false, o)).toBe(false);
+    expect(levelStops([true, true, true, true])).toBe(true);
+    expect(levelStops([true, false])).toBe(false);
+    expect(candidatesFrom([500, 120, 30], o)).toBe(2);
+    expect(candidatesFrom([500, 120, 3], o)).toBe(1);
+    expect(candidatesFrom([500, 5, 3], o)).toBe(0);
+    expect(candidatesFrom([500, 5, 3, 99], o, 3)).toBe(0);
+    expect(() => cellSearchOptions({ denseAt: 0 })).toThrow(/denseAt/);
+  });
+});
+
+/** Crawlers: a dense cluster (coarse cells hold more than denseAt) and a sparse spread. */
+function world(seed: number): { hosts: [number, number][]; crawlers: [number, number][] } {
+  const rng = createRng(seed);
+  const crawlers: [number, number][] = [];
+  for (let i = 0; i < 220; i++) crawlers.push([100 + (rng.next() - 0.5) * 120, -40 + (rng.next() - 0.5) * 120]);
+  for (let i = 0; i < 120; i++) crawlers.push([(rng.next() - 0.5) * 3000, (rng.next() - 0.5) * 3000]);
+  const hosts: [number, number][] = [[100, -40], [130, -10], [60, 20], [300, 300], [-1200, 900], [0, 0], [1400, -1400]];
+  for (let i = 0; i < 25; i++) hosts.push([(rng.next() - 0.5) * 3000, (rng.next() - 0.5) * 3000]);
+  return { hosts, crawlers };
+}
+
+const flat = (xy: [number, number][]): FlatCoords => ({ vec: Float64Array.from(xy.flat()), height: new Float64Array(xy.length).fill(3), dims: 2 });
+
+describe('the live Router and the simulator search alike', () => {
+  for (const rules of [{ denseAt: 64, minCandidates: 8 }, { denseAt: 16, minCandidates: 30 }]) {
+    it(`the same provider records give the same candidates (denseAt ${rules.denseAt}, minCandidates ${rules.minCandidates})`, async () => {
+      const { hosts, crawlers } = world(7);
+      // The records every holder stores: cell name → crawler ids (each crawler announces one cell per level).
+      const records = new Map<string, string[]>();
+      const peers = new PeerTable();
+      crawlers.forEach((xy, c) => {
+        const id = `crawler-${c}`;
+        for (const cell of announceCells({ vec: xy })) records.set(cell.name, [...(records.get(cell.name) ?? []), id]);
+        peers.note(id, { coord: { vec: Float64Array.from(xy), height: 3, error: 0.2 }, crawler: true });
+      });
+      const live = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: {} as never, denseCell: rules.denseAt, minCandidates: rules.minCandidates });
+      // A CellLookup whose every answer is a record holder's whole list (as kad-dht's remote holders answer).
+      let asked = 0;
+      live.cellLookup.providers = (cell: Cell) => {
+        asked++;
+        const ids = records.get(cell.name) ?? [];
+        return Promise.resolve({ ids, complete: answerComplete(ids.length, true, live.search) });
+      };
+      live.cellLookup.cached = () => true;
+      const sim = new Overlay(flat(hosts), flat(crawlers), { search: rules, ownStore: false });
+      crawlers.forEach((_, c) => sim.join(c, 0));
+      const out = new Int32Array(sim.maxFound);
+      const rtt = new Float64Array(sim.maxFound);
+      const sizes = new Set<number>();
+      for (let h = 0; h < hosts.length; h++) {
+        const before = { asked, lookups: sim.lookups + sim.cacheHits };
+        const found = await live.lookup({ vec: Float64Array.from(hosts[h]!), height: 3, error: 0.2 });
+        const liveIds = found.states.map((p) => p.id).sort();
+        const n = sim.search(h, 0, out, rtt);
+        const simIds = Array.from(out.subarray(0, n), (c) => `crawler-${c}`).sort();
+        expect(simIds, `host ${h}`).toEqual(liveIds);
+        // The same cells looked up.
+        expect(sim.lookups + sim.cacheHits - before.lookups, `host ${h}`).toBe(asked - before.asked);
+        sizes.add(liveIds.length);
+      }
+      // The cases differ: some hosts stop coarse, some go finer, some widen back.
+      expect(sizes.size).toBeGreaterThan(3);
+    });
+  }
+});
