@@ -4,26 +4,30 @@
 // sits in, one per level (announce.ts, cells.ts); kad-dht re-provides them
 // while it lives and every holder drops a record once its validity has passed
 // (providerTiming). The manager's Router looks up the providers of the 2^d
-// block of cells around a host's coordinate, finest level first, keeps at most
-// 20 providers per cell, drops those that do not answer, and widens until
-// `want` crawlers lie within 1.5 cell sides of the host, plus one level more;
-// a lookup result is reused for a few seconds.
+// block of cells around a host's coordinate as cell-search.ts says: coarsest
+// level first, stopping at the first level whose every cell answered
+// completely; the candidates are the finest level's providers, widened coarser
+// while too few. A record holder answers with every provider it stores; only
+// the querier's own store (when the manager is itself among a cell's k
+// holders) answers with its first LOCAL_PROVIDER_CAP, in the order the
+// records were stored, and that answer is not complete. Cell answers are
+// cached (cell-lookup.ts): served at once while younger than the max-stale
+// age, refreshed in the background once older than the TTL.
 //
 // Here: the same cells (cellIndex/blockIndices of cells.ts, numbered instead
 // of hashed), provider records that appear when a crawler joins and lapse one
 // validity (plus, on average, half a cleanup interval) after its last
-// re-provide when it leaves, the same widening search and per-cell cap, the
-// same lookup cache — and a count of what the live system pays for it: DHT
-// lookups and provides, each a Kademlia query of ⌈log₂ n⌉ rounds of α
-// messages (a provide adds k ADD_PROVIDER messages).
-//
-// The provider order within a cell: kad-dht answers from a datastore keyed by
-// peer id, so the first 20 providers of a crowded cell are the same 20 for
-// every lookup; the model draws one fixed pseudo-random order per cell.
+// re-provide when it leaves, the same search (cell-search.ts itself), the same
+// cache (an answer is a snapshot of the records valid when it was fetched) —
+// and a count of what the live system pays for it: DHT lookups and provides,
+// each a Kademlia query of ⌈log₂ n⌉ rounds of α messages (a provide adds k
+// ADD_PROVIDER messages).
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../src/dht/announce.js';
 import { predictRttAt } from '../src/coords/index.js';
-import { blockIndices, cellIndex, cellSide, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
+import { blockIndices, cellIndex, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
+import { answerComplete, candidatesFrom, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, cellSearchOptions, HASH_CACHE_TTL_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP, type CellSearchOptions } from '../src/dht/cell-search.js';
 import { hash32, keepLeast } from './spatial.js';
+import { EventQueue } from './heap.js';
 import type { FlatCoords } from './flat-coords.js';
 import { mergeOptions } from '../src/options.js';
 
@@ -31,18 +35,18 @@ export interface OverlayOptions {
   cells: CellOptions;
   /** Provider record lifetime, ms (live default: announce.ts). */
   providerTtlMs: number;
-  /** The Router's `want`: stop widening once this many crawlers lie within `reach` cell sides (then one level more). */
-  want: number;
-  /** ... of the host, in cell sides of the level reached. */
-  reach: number;
-  /** Providers the Router keeps per cell lookup. */
-  providersPerCell: number;
-  /** How long the manager's Router reuses a cell lookup, ms (network.ts: 2 s). */
+  /** The cell search's rules (cell-search.ts: denseAt, minCandidates). */
+  search: CellSearchOptions;
+  /** The Router's cell cache (cell-lookup.ts): an answer is served while
+   * younger than maxStaleMs and refreshed in the background once older than
+   * cacheTtlMs, ms. */
   cacheTtlMs: number;
-  /** The Router starts the lookups of every level at once (as Router.lookup()
-   * does today) rather than one level at a time: the ops of levels the
-   * widening never reaches are paid too. */
-  eagerLevels: boolean;
+  maxStaleMs: number;
+  /** How long the Router reuses a hash-routing lookup, ms. */
+  hashCacheTtlMs: number;
+  /** Model the manager holding some cells' records itself (with chance k/n
+   * per cell): its own store answers with its first LOCAL_PROVIDER_CAP records. */
+  ownStore: boolean;
   /** Kademlia's α (queries in flight per round) and k (bucket size: a provide
    * stores the record on the k closest nodes). kad-dht defaults. */
   kadAlpha: number;
@@ -52,11 +56,11 @@ export interface OverlayOptions {
 export const DEFAULT_OVERLAY_OPTIONS: Readonly<OverlayOptions> = Object.freeze({
   cells: DEFAULT_CELLS,
   providerTtlMs: DEFAULT_PROVIDER_TTL_MS,
-  want: 4,
-  reach: 1.5,
-  providersPerCell: 20,
-  cacheTtlMs: 2_000,
-  eagerLevels: true,
+  search: DEFAULT_CELL_SEARCH,
+  cacheTtlMs: CELL_CACHE_TTL_MS,
+  maxStaleMs: CELL_MAX_STALE_MS,
+  hashCacheTtlMs: HASH_CACHE_TTL_MS,
+  ownStore: true,
   kadAlpha: 3,
   kadK: 20,
 });
@@ -66,11 +70,11 @@ export function overlayOptions(partial: Partial<OverlayOptions> = {}): OverlayOp
   const bad = (m: string): never => {
     throw new RangeError(`overlayOptions: ${m}`);
   };
+  o.search = cellSearchOptions(o.search);
   if (!(o.providerTtlMs > 0)) bad(`providerTtlMs must be > 0, got ${o.providerTtlMs}`);
-  if (!(Number.isInteger(o.want) && o.want >= 1)) bad(`want must be an integer >= 1, got ${o.want}`);
-  if (!(o.reach > 0)) bad(`reach must be > 0, got ${o.reach}`);
-  if (!(Number.isInteger(o.providersPerCell) && o.providersPerCell >= 1)) bad(`providersPerCell must be an integer >= 1, got ${o.providersPerCell}`);
   if (!(o.cacheTtlMs >= 0)) bad(`cacheTtlMs must be >= 0, got ${o.cacheTtlMs}`);
+  if (!(o.maxStaleMs >= o.cacheTtlMs)) bad(`maxStaleMs must be >= cacheTtlMs, got ${o.maxStaleMs}`);
+  if (!(o.hashCacheTtlMs >= 0)) bad(`hashCacheTtlMs must be >= 0, got ${o.hashCacheTtlMs}`);
   if (!(Number.isInteger(o.kadAlpha) && o.kadAlpha >= 1 && Number.isInteger(o.kadK) && o.kadK >= 1)) bad('kadAlpha and kadK must be integers >= 1');
   return o;
 }
@@ -81,6 +85,20 @@ export function kadLookupMessages(n: number, alpha: number): number {
 }
 
 const MS_PER_MINUTE = 60_000;
+
+/** Members per chunk of a cell's answer (each with its own bounding box). */
+const CHUNK = 16;
+
+/** A crawler's Z-order (Morton) key on a 2^10 grid per axis over the cells' span (at most three axes). */
+function zKey(p: FlatCoords, c: number, cells: CellOptions): number {
+  const d = Math.min(p.dims, 3);
+  const n = 1024;
+  let key = 0;
+  const idx: number[] = [];
+  for (let a = 0; a < d; a++) idx.push(Math.min(n - 1, Math.max(0, Math.floor(((p.vec[c * p.dims + a]! + cells.span / 2) / cells.span) * n))));
+  for (let b = 9; b >= 0; b--) for (let a = 0; a < d; a++) key = key * 2 + ((idx[a]! >> b) & 1);
+  return key;
+}
 
 /** The provider-record schedule of providerTiming, in simulated minutes. */
 export function recordSchedule(ttlMs: number): { reprovideEvery: number; visibleAfterLastProvide: number } {
@@ -97,58 +115,70 @@ export function recordSchedule(ttlMs: number): { reprovideEvery: number; visible
 
 export class Overlay {
   readonly o: OverlayOptions;
-  /** Levels in use, finest first. */
+  /** Levels in use, finest first (li = 0 is the finest; the search goes from L − 1 down). */
   readonly levels: number[];
-  /** The Router's reach at each level: reach × the cell side, ms. */
-  private readonly reachAt: Float64Array;
   private readonly L: number;
   /** Cells per search block (2^d). */
   private readonly B: number;
   private readonly C: number;
   private readonly dims: number;
-  /** Providers of each cell in lookup order: members[start[cell] .. start[cell + 1]). */
+  /** Crawlers that ever sit in each cell: members[start[cell] .. start[cell + 1]). */
   private readonly start: Int32Array;
   private readonly members: Int32Array;
-  /** Cell of crawler c at level index li: crawlerCell[c·L + li]; its record's index in members: pos[c·L + li]. */
+  /** Cell of crawler c at level index li: crawlerCell[c·L + li]. */
   private readonly crawlerCell: Int32Array;
-  private readonly pos: Int32Array;
   /** The search block of each host: blocks[(h·L + li)·B + j], −1 = none. */
   private readonly blocks: Int32Array;
   /** Cell names (for tests and reports): `level/i0,i1,...`. */
   readonly cellKeys: string[];
+  /** Records valid now per cell (lapses applied as they fall due: `lapses`),
+   * and a count of the changes to them (a record added or lapsed). */
+  private readonly validCount: Int32Array;
+  private readonly changes: Int32Array;
+  /** changes[cell] when its packed answer was built (an unchanged cell's answer is not packed again). */
+  private readonly builtChanges: Int32Array;
+  private readonly lapses = new EventQueue();
   /**
-   * What a lookup of each cell returns: its first providersPerCell records
-   * still valid, packed (crawler ids, coordinates, heights) for the search.
-   * A window holds until a crawler joins before its end (winDirty) or a
-   * departed member's record lapses (winUntil).
+   * The Router's cached answer for each cell, fetched at fetchedAt: how many
+   * providers and whether it was complete (or cut to the manager's own first
+   * LOCAL_PROVIDER_CAP: winCut). Its members are packed from start[cell] on
+   * (crawler ids, coordinates, heights; winLen of them) only when a search
+   * reads them (winBuilt), in the cell's spatial order, with a bounding box
+   * and least height per chunk of CHUNK, so a search skips chunks beyond its cut.
    */
-  private readonly cap: number;
   private readonly winIds: Int32Array;
   private readonly winVec: Float64Array;
   private readonly winHeight: Float64Array;
   private readonly winCount: Int32Array;
-  /** Bounding box of each window's members (dims per cell) and their least height. */
-  private readonly winLo: Float64Array;
-  private readonly winHi: Float64Array;
-  private readonly winMinHeight: Float64Array;
-  private readonly winEnd: Int32Array;
-  private readonly winUntil: Float64Array;
-  private readonly winDirty: Uint8Array;
-  private readonly cellLast: Float64Array;
+  private readonly winLen: Int32Array;
+  private readonly winComplete: Uint8Array;
+  private readonly winCut: Uint8Array;
+  private readonly winBuilt: Uint8Array;
+  private readonly chunkStart: Int32Array;
+  private readonly chunkLo: Float64Array;
+  private readonly chunkHi: Float64Array;
+  private readonly chunkMinHeight: Float64Array;
+  private readonly fetchedAt: Float64Array;
+  /** Cells served from the cache past their TTL in this search: refreshed once it is done. */
+  private readonly refresh: Int32Array;
+  private refreshing = 0;
   private readonly hostLast: Float64Array;
   private readonly online: Uint8Array;
   private readonly joinedAt: Float64Array;
-  /** A crawler's records are found until this time (Infinity while online). */
+  /** A crawler's records are found from recordFrom (its join, unless an earlier record still held) until recordUntil (Infinity while online). */
+  private readonly recordFrom: Float64Array;
   readonly recordUntil: Float64Array;
   private readonly seen: Int32Array;
   private stamp = 0;
   private readonly hosts: FlatCoords;
   private readonly crawlers: FlatCoords;
-  private readonly nearFrom: Int32Array;
+  /** Providers per level looked up in the current search, coarsest first. */
+  private readonly levelCounts: Int32Array;
   private kth = new Float64Array(64);
   private readonly reprovideEvery: number;
   private readonly visibleFor: number;
-  private readonly cacheMinutes: number;
+  private readonly ttlMinutes: number;
+  private readonly maxStaleMinutes: number;
   onlineCount = 0;
   /** kadLookupMessages at lookupCostFor crawlers online (−1: not yet computed). */
   private lookupCost = 0;
@@ -158,17 +188,22 @@ export class Overlay {
   lookupMessages = 0;
   provides = 0;
   provideMessages = 0;
-  /** Lookups answered from the Router's cache (not paid). */
+  /** Cell answers served from the Router's cache (a refresh past the TTL is paid as a lookup too). */
   cacheHits = 0;
+  /** Cell answers cut to LOCAL_PROVIDER_CAP by the manager's own store. */
+  cutAnswers = 0;
   /** Records found of crawlers that had already left (the Router asks them for their info; they do not answer). */
   staleRecords = 0;
-  /** Online crawlers the last search found (those it wrote out, and those beyond `keep` it dropped). */
+  /** Levels the searches looked up, and provider records they offered as candidates (stale ones too). */
+  levelsLooked = 0;
+  offered = 0;
+  /** Provider records the last search offered as candidates (stale ones too). */
   lastFound = 0;
   /** With `keep`: the least RTT the last search wrote out, and the keep.k-th least (Infinity when fewer). */
   lastNearest = Infinity;
   lastKth = Infinity;
   /** The last search (for repeatSearch); host −1 once a join or leave changed the overlay. */
-  private readonly last = { host: -1, t: NaN, stale: 0, paid: 0, n: 0 };
+  private readonly last = { host: -1, t: NaN, stale: 0, looked: 0, n: 0 };
   /** Σ over crawlers of time online, minutes (closed at leave and at close()). */
   onlineMinutes = 0;
 
@@ -178,7 +213,6 @@ export class Overlay {
     this.levels = levels(cellOpts);
     const L = this.levels.length;
     this.L = L;
-    this.reachAt = Float64Array.from(this.levels, (l) => this.o.reach * cellSide(l, cellOpts));
     this.hosts = hosts;
     this.crawlers = crawlers;
     this.dims = crawlers.dims;
@@ -190,7 +224,6 @@ export class Overlay {
     const vecOf = (p: FlatCoords, i: number) => ({ vec: p.vec.subarray(i * p.dims, (i + 1) * p.dims) });
     const ids = new Map<string, number>();
     this.cellKeys = [];
-    const levelOf: number[] = [];
     const idOf = (li: number, index: number[]): number => {
       const key = `${this.levels[li]}/${index.join(',')}`;
       let id = ids.get(key);
@@ -198,7 +231,6 @@ export class Overlay {
         id = this.cellKeys.length;
         ids.set(key, id);
         this.cellKeys.push(key);
-        levelOf.push(li);
       }
       return id;
     };
@@ -217,7 +249,7 @@ export class Overlay {
       }
     }
     const nCells = this.cellKeys.length;
-    // Providers per cell (CSR), each cell in its own fixed pseudo-random order.
+    // Crawlers per cell (CSR), in Z order of their coordinates (a chunk of a cell's answer is then a compact patch).
     const count = new Int32Array(nCells + 1);
     for (let i = 0; i < this.crawlerCell.length; i++) count[this.crawlerCell[i]! + 1]!++;
     for (let i = 0; i < nCells; i++) count[i + 1]! += count[i]!;
@@ -225,38 +257,44 @@ export class Overlay {
     this.members = new Int32Array(this.crawlerCell.length);
     const fillAt = Int32Array.from(count);
     for (let c = 0; c < C; c++) for (let li = 0; li < L; li++) this.members[fillAt[this.crawlerCell[c * L + li]!]!++] = c;
-    this.pos = new Int32Array(C * L);
+    const z = new Float64Array(C);
+    for (let c = 0; c < C; c++) z[c] = zKey(crawlers, c, cellOpts);
     for (let cell = 0; cell < nCells; cell++) {
-      const a = this.start[cell]!;
-      const b = this.start[cell + 1]!;
-      if (b - a > 1) {
-        const part = Array.from(this.members.subarray(a, b)).sort((x, y) => hash32(x, cell) - hash32(y, cell) || x - y);
-        this.members.set(part, a);
-      }
-      for (let i = a; i < b; i++) this.pos[this.members[i]! * L + levelOf[cell]!] = i;
+      const part = this.members.subarray(this.start[cell]!, this.start[cell + 1]!);
+      if (part.length > 1) part.set(Array.from(part).sort((x, y) => z[x]! - z[y]! || x - y));
     }
-    this.cap = this.o.providersPerCell;
-    this.winIds = new Int32Array(nCells * this.cap);
-    this.winVec = new Float64Array(nCells * this.cap * this.dims);
-    this.winHeight = new Float64Array(nCells * this.cap);
+    this.chunkStart = new Int32Array(nCells + 1);
+    for (let cell = 0; cell < nCells; cell++) this.chunkStart[cell + 1] = this.chunkStart[cell]! + Math.ceil((this.start[cell + 1]! - this.start[cell]!) / CHUNK);
+    const chunks = this.chunkStart[nCells]!;
+    this.chunkLo = new Float64Array(chunks * this.dims);
+    this.chunkHi = new Float64Array(chunks * this.dims);
+    this.chunkMinHeight = new Float64Array(chunks);
+    const slots = this.members.length;
+    this.winIds = new Int32Array(slots);
+    this.winVec = new Float64Array(slots * this.dims);
+    this.winHeight = new Float64Array(slots);
     this.winCount = new Int32Array(nCells);
-    this.winLo = new Float64Array(nCells * this.dims);
-    this.winHi = new Float64Array(nCells * this.dims);
-    this.winMinHeight = new Float64Array(nCells);
-    this.winEnd = Int32Array.from(this.start.subarray(0, nCells));
-    this.winUntil = new Float64Array(nCells).fill(Infinity);
-    this.winDirty = new Uint8Array(nCells).fill(1);
-    this.cellLast = new Float64Array(nCells).fill(-Infinity);
+    this.winLen = new Int32Array(nCells);
+    this.winComplete = new Uint8Array(nCells);
+    this.winCut = new Uint8Array(nCells);
+    this.winBuilt = new Uint8Array(nCells);
+    this.validCount = new Int32Array(nCells);
+    this.changes = new Int32Array(nCells);
+    this.builtChanges = new Int32Array(nCells).fill(-1);
+    this.fetchedAt = new Float64Array(nCells).fill(-Infinity);
+    this.refresh = new Int32Array(L * B);
     this.hostLast = new Float64Array(H).fill(-Infinity);
     this.online = new Uint8Array(C);
     this.joinedAt = new Float64Array(C);
+    this.recordFrom = new Float64Array(C).fill(Infinity);
     this.recordUntil = new Float64Array(C).fill(-Infinity);
     this.seen = new Int32Array(C);
-    this.nearFrom = new Int32Array(L);
+    this.levelCounts = new Int32Array(L);
     const sched = recordSchedule(this.o.providerTtlMs);
     this.reprovideEvery = sched.reprovideEvery;
     this.visibleFor = sched.visibleAfterLastProvide;
-    this.cacheMinutes = this.o.cacheTtlMs / MS_PER_MINUTE;
+    this.ttlMinutes = this.o.cacheTtlMs / MS_PER_MINUTE;
+    this.maxStaleMinutes = this.o.maxStaleMs / MS_PER_MINUTE;
   }
 
   /** Cells a crawler announces (one per level). */
@@ -264,9 +302,9 @@ export class Overlay {
     return this.L;
   }
 
-  /** The most crawlers one search can find. */
+  /** The most crawlers one search can write out. */
   get maxFound(): number {
-    return this.L * this.B * this.cap;
+    return this.C;
   }
 
   /** Number of distinct cells (announced or searched). */
@@ -292,15 +330,20 @@ export class Overlay {
   join(c: number, t: number): void {
     this.last.host = -1;
     if (this.online[c]) return;
+    this.applyLapses(t);
     this.online[c] = 1;
     this.onlineCount++;
     this.joinedAt[c] = t;
-    this.recordUntil[c] = Infinity;
-    // A new record enters every window it precedes the end of.
-    for (let li = 0; li < this.L; li++) {
-      const cell = this.crawlerCell[c * this.L + li]!;
-      if (this.pos[c * this.L + li]! < this.winEnd[cell]! || this.winEnd[cell] === this.start[cell + 1]) this.winDirty[cell] = 1;
+    // A holder still storing its last record keeps its place in the store.
+    if (!(this.recordUntil[c]! > t)) {
+      this.recordFrom[c] = t;
+      for (let li = 0; li < this.L; li++) {
+        const cell = this.crawlerCell[c * this.L + li]!;
+        this.validCount[cell]!++;
+        this.changes[cell]!++;
+      }
     }
+    this.recordUntil[c] = Infinity;
     this.provides += this.L;
     this.provideMessages += this.L * this.provideCost(this.onlineCount);
   }
@@ -321,13 +364,26 @@ export class Overlay {
     this.last.host = -1;
     if (!this.online[c]) return;
     const last = this.settle(c, t);
+    this.applyLapses(t);
     this.online[c] = 0;
     this.onlineCount--;
-    const until = last + this.visibleFor;
-    this.recordUntil[c] = until;
-    for (let li = 0; li < this.L; li++) {
-      const cell = this.crawlerCell[c * this.L + li]!;
-      if (this.pos[c * this.L + li]! < this.winEnd[cell]! && until < this.winUntil[cell]!) this.winUntil[cell] = until;
+    this.recordUntil[c] = last + this.visibleFor;
+    this.lapses.push(this.recordUntil[c]!, c);
+  }
+
+  /** Drops from validCount the records of departed crawlers that lapsed by t. */
+  private applyLapses(t: number): void {
+    const q = this.lapses;
+    while (q.peekTime() <= t) {
+      const at = q.peekTime();
+      const c = q.pop();
+      // Still the record that lapses then (not renewed by a rejoin since).
+      if (this.online[c] || this.recordUntil[c] !== at) continue;
+      for (let li = 0; li < this.L; li++) {
+        const cell = this.crawlerCell[c * this.L + li]!;
+        this.validCount[cell]!--;
+        this.changes[cell]!++;
+      }
     }
   }
 
@@ -340,41 +396,13 @@ export class Overlay {
     }
   }
 
-  /**
-   * The crawlers some cell lookup returns at t (in the first providersPerCell
-   * valid records of a cell they announce), online ones only. The others
-   * are never offered to the manager's search: tasks reach them only by
-   * forwarding. (A reporting aid, not on the hot path.)
-   */
-  visibleCrawlers(t: number): number {
-    const mark = new Uint8Array(this.C);
-    let n = 0;
-    for (let cell = 0; cell < this.winCount.length; cell++) {
-      this.window(cell, t);
-      for (let w = cell * this.cap; w < cell * this.cap + this.winCount[cell]!; w++) {
-        const c = this.winIds[w]!;
-        if (this.online[c] && !mark[c]) {
-          mark[c] = 1;
-          n++;
-        }
-      }
-    }
-    return n;
-  }
-
   /** True while some lookup finds crawler c's records. */
   findable(c: number, t: number): boolean {
-    return this.recordUntil[c]! > t;
+    return this.recordFrom[c]! <= t && this.recordUntil[c]! > t;
   }
 
-  /** A DHT lookup of key i among those whose last lookups `last` remembers:
-   * answered from the Router's cache within its TTL, else paid. */
-  private lookup(last: Float64Array, i: number, t: number): void {
-    if (t - last[i]! < this.cacheMinutes) {
-      this.cacheHits++;
-      return;
-    }
-    last[i] = t;
+  /** Pays one DHT lookup at t. */
+  private pay(): void {
     this.lookups++;
     // The cost of a lookup changes only with the online count (a join or a leave).
     if (this.lookupCostFor !== this.onlineCount) {
@@ -384,77 +412,169 @@ export class Overlay {
     this.lookupMessages += this.lookupCost;
   }
 
-  /** The hash-routing lookup for host h (kad getClosestPeers on the host's key). */
+  /** The hash-routing lookup for host h (kad getClosestPeers on the host's key, cached as the Router does). */
   hashLookup(h: number, t: number): void {
-    this.lookup(this.hostLast, h, t);
+    if (t - this.hostLast[h]! < this.o.hashCacheTtlMs / MS_PER_MINUTE) {
+      this.cacheHits++;
+      return;
+    }
+    this.hostLast[h] = t;
+    this.pay();
   }
 
-  /** Brings the window of `cell` up to date at t. */
-  private window(cell: number, t: number): void {
-    if (!this.winDirty[cell] && t < this.winUntil[cell]!) return;
-    const cap = this.cap;
-    const d = this.dims;
-    const end = this.start[cell + 1]!;
-    let got = 0;
-    let until = Infinity;
-    let i = this.start[cell]!;
-    for (; i < end && got < cap; i++) {
-      const c = this.members[i]!;
-      const r = this.recordUntil[c]!;
-      if (!(r > t)) continue;
-      const w = cell * cap + got;
-      this.winIds[w] = c;
-      for (let a = 0; a < d; a++) this.winVec[w * d + a] = this.crawlers.vec[c * d + a]!;
-      this.winHeight[w] = this.crawlers.height[c]!;
-      got++;
-      if (r < until) until = r;
+  /** The answer for `cell` at t, as CellLookup.providers gives it: the cached
+   * one while younger than max-stale (a refresh is paid once past the TTL,
+   * and lands after this search), else a fresh one. */
+  private serve(cell: number, t: number): void {
+    const age = t - this.fetchedAt[cell]!;
+    if (age < this.maxStaleMinutes) {
+      this.cacheHits++;
+      if (age >= this.ttlMinutes) {
+        this.pay();
+        this.refresh[this.refreshing++] = cell;
+      }
+      return;
+    }
+    this.pay();
+    this.fetch(cell, t);
+  }
+
+  /** Whether the manager is among the k holders of `cell`'s records (chance k / n, fixed per cell and n). */
+  private holdsOwn(cell: number): boolean {
+    return this.o.ownStore && hash32(cell, 0x6d616e) / 2 ** 32 < this.o.kadK / (this.onlineCount + 1);
+  }
+
+  /** A DHT lookup of `cell` at t: as many records as are valid then, cut to
+   * LOCAL_PROVIDER_CAP when the manager's own store answers. */
+  private fetch(cell: number, t: number): void {
+    this.applyLapses(t);
+    let got = this.validCount[cell]!;
+    let whole = true;
+    if (got >= LOCAL_PROVIDER_CAP && this.holdsOwn(cell)) {
+      got = LOCAL_PROVIDER_CAP;
+      whole = false;
+      this.cutAnswers++;
     }
     this.winCount[cell] = got;
-    let minH = Infinity;
-    for (let a = 0; a < d; a++) {
-      let lo = Infinity;
-      let hi = -Infinity;
-      for (let w = cell * cap; w < cell * cap + got; w++) {
-        const x = this.winVec[w * d + a]!;
-        if (x < lo) lo = x;
-        if (x > hi) hi = x;
-      }
-      this.winLo[cell * d + a] = lo;
-      this.winHi[cell * d + a] = hi;
-    }
-    for (let w = cell * cap; w < cell * cap + got; w++) minH = Math.min(minH, this.winHeight[w]!);
-    this.winMinHeight[cell] = minH;
-    this.winEnd[cell] = i;
-    this.winUntil[cell] = until;
-    this.winDirty[cell] = 0;
+    // The same records as the answer packed last (nothing added or lapsed, the same cut): it stands.
+    if (this.winCut[cell] !== (whole ? 0 : 1) || this.builtChanges[cell] !== this.changes[cell]) this.winBuilt[cell] = 0;
+    this.winCut[cell] = whole ? 0 : 1;
+    this.winComplete[cell] = answerComplete(got, whole, this.o.search) ? 1 : 0;
+    this.fetchedAt[cell] = t;
   }
 
-  /** A lower bound on the predicted RTT from host h to any member of `cell`'s window. */
-  private windowBound(cell: number, h: number): number {
+  /** Packs the members of `cell`'s cached answer (the records valid when it
+   * was fetched; the earliest stored LOCAL_PROVIDER_CAP when cut) for a search to read. */
+  private build(cell: number): void {
+    if (this.winBuilt[cell]) return;
+    const at = this.fetchedAt[cell]!;
+    const d = this.dims;
+    const a0 = this.start[cell]!;
+    const end = this.start[cell + 1]!;
+    let got = 0;
+    for (let i = a0; i < end; i++) {
+      const c = this.members[i]!;
+      if (!(this.recordFrom[c]! <= at && this.recordUntil[c]! > at)) continue;
+      this.winIds[a0 + got++] = c;
+    }
+    if (this.winCut[cell] && got > LOCAL_PROVIDER_CAP) {
+      // The in-memory datastore iterates in insertion order: the earliest records stored (then back in Z order).
+      const first = Array.from(this.winIds.subarray(a0, a0 + got))
+        .sort((x, y) => this.recordFrom[x]! - this.recordFrom[y]! || x - y)
+        .slice(0, LOCAL_PROVIDER_CAP);
+      const keep = new Set(first);
+      let k = 0;
+      for (let w = a0; w < a0 + got; w++) if (keep.has(this.winIds[w]!)) this.winIds[a0 + k++] = this.winIds[w]!;
+      got = k;
+    }
+    for (let w = a0; w < a0 + got; w++) {
+      const c = this.winIds[w]!;
+      for (let a = 0; a < d; a++) this.winVec[w * d + a] = this.crawlers.vec[c * d + a]!;
+      this.winHeight[w] = this.crawlers.height[c]!;
+    }
+    // A bounding box and least height per chunk.
+    const q0 = this.chunkStart[cell]!;
+    for (let q = 0; q * CHUNK < got; q++) {
+      const w0 = a0 + q * CHUNK;
+      const w1 = Math.min(a0 + got, w0 + CHUNK);
+      let minH = Infinity;
+      for (let w = w0; w < w1; w++) if (this.winHeight[w]! < minH) minH = this.winHeight[w]!;
+      this.chunkMinHeight[q0 + q] = minH;
+      for (let a = 0; a < d; a++) {
+        let lo = Infinity;
+        let hi = -Infinity;
+        for (let w = w0; w < w1; w++) {
+          const x = this.winVec[w * d + a]!;
+          if (x < lo) lo = x;
+          if (x > hi) hi = x;
+        }
+        this.chunkLo[(q0 + q) * d + a] = lo;
+        this.chunkHi[(q0 + q) * d + a] = hi;
+      }
+    }
+    this.winLen[cell] = got;
+    this.winBuilt[cell] = 1;
+    this.builtChanges[cell] = this.changes[cell]!;
+  }
+
+  /** A lower bound on the predicted RTT from host h to any member of chunk q. */
+  private chunkBound(q: number, h: number): number {
     const d = this.dims;
     let s = 0;
     for (let a = 0; a < d; a++) {
       const x = this.hosts.vec[h * d + a]!;
-      const lo = this.winLo[cell * d + a]!;
-      const hi = this.winHi[cell * d + a]!;
+      const lo = this.chunkLo[q * d + a]!;
+      const hi = this.chunkHi[q * d + a]!;
       const e = x < lo ? lo - x : x > hi ? x - hi : 0;
       s += e * e;
     }
-    return Math.sqrt(s) + this.hosts.height[h]! + this.winMinHeight[cell]!;
+    return Math.sqrt(s) + this.hosts.height[h]! + this.chunkMinHeight[q]!;
+  }
+
+  /** Looks up the levels of host h's search at t as cell-search.ts orders
+   * them (coarsest first, until a level's every cell answered completely),
+   * paying the lookups; returns how many levels, their provider counts in levelCounts. */
+  private lookLevels(h: number, t: number, from = 0): number {
+    const L = this.L;
+    const B = this.B;
+    const base = h * L * B;
+    let k = from;
+    for (; k < L; ) {
+      const li = L - 1 - k;
+      let count = 0;
+      let complete = true;
+      for (let j = 0; j < B; j++) {
+        const cell = this.blocks[base + li * B + j]!;
+        if (cell < 0) continue;
+        this.serve(cell, t);
+        count += this.winCount[cell]!;
+        if (!this.winComplete[cell]) complete = false;
+      }
+      this.levelCounts[k++] = count;
+      if (complete) break;
+    }
+    return k;
+  }
+
+  /** Lands the background refreshes this search started. */
+  private landRefreshes(t: number): void {
+    for (let i = 0; i < this.refreshing; i++) this.fetch(this.refresh[i]!, t);
+    this.refreshing = 0;
   }
 
   /**
-   * The Router's widening search for host h at time t: writes the online
-   * crawlers it finds into `out` (in the order found) and their predicted
-   * RTTs to the host into `rtt`; returns how many. Pays its lookups.
+   * The Router's search for host h at time t (cell-search.ts): writes the
+   * online crawlers among the candidates into `out` and their predicted RTTs
+   * to the host into `rtt`; returns how many. Pays its lookups.
    *
    * With `keep`, the caller ranks only crawlers within keep.spill × the
    * nearest RTT found or among the keep.k nearest (the placement policy puts
-   * every other one after them): at the last level read, a window that lies
-   * wholly beyond that is not read (its lookup is still paid), and crawlers
-   * beyond it are not written out (lastFound still counts them).
+   * every other one after them): a cell answer that lies wholly beyond that
+   * is not read, and crawlers beyond it are not written out.
    */
   search(h: number, t: number, out: Int32Array, rtt: Float64Array, keep?: { spill: number; k: number }): number {
+    const looked = this.lookLevels(h, t);
+    const from = candidatesFrom(this.levelCounts, this.o.search, looked);
     const d = this.dims;
     const hv = this.hosts.vec;
     const hi = h * d;
@@ -467,119 +587,101 @@ export class Overlay {
     const ids = this.winIds;
     const seen = this.seen;
     const online = this.online;
-    const reachAt = this.reachAt;
     let stale = 0;
     const L = this.L;
     const B = this.B;
-    const cap = this.cap;
     const base = h * L * B;
     this.stamp = (this.stamp + 1) | 0;
     const stamp = this.stamp;
-    const want = this.o.want;
-    // nearFrom[l]: crawlers found that lie within reach from level l on.
-    const nearFrom = this.nearFrom;
-    nearFrom.fill(0);
-    let near = 0;
     let n = 0;
-    let found = 0;
-    let extra = 0;
-    let li = 0;
     // The caller's cut so far: keep.spill × the nearest RTT written, or the
     // keep.k-th least (top holds the least, ascending). It only falls as the
     // search goes on, so a crawler beyond it now is beyond it at the end, and
-    // the caller would pass it over: it is not written out (its distance
-    // still counts for the reach test).
+    // the caller would pass it over: it is not written out.
     const top = this.kth;
     let tops = 0;
     let nearest = Infinity;
     let cut = Infinity;
-    for (; li < L; li++) {
-      // At the last level read, how far a crawler may lie and still matter.
-      const limit = keep !== undefined && (extra === 1 || li === L - 1) ? cut : Infinity;
+    // The candidate levels, finest first (the nearest crawlers tighten the cut soonest).
+    for (let k = looked - 1; k >= from; k--) {
+      const li = L - 1 - k;
       for (let j = 0; j < B; j++) {
         const cell = this.blocks[base + li * B + j]!;
         if (cell < 0) continue;
-        this.window(cell, t);
-        if (limit < Infinity && this.windowBound(cell, h) > limit) continue;
-        const w0 = cell * cap;
-        const w1 = w0 + this.winCount[cell]!;
-        for (let w = w0; w < w1; w++) {
-          const c = ids[w]!;
-          if (seen[c] === stamp) continue;
-          seen[c] = stamp;
-          if (!online[c]) {
-            stale++;
-            continue;
-          }
-          // predictRttAt, written out for the usual two dimensions (the same sums in the same order).
-          let r: number;
-          if (two) {
-            const e0 = h0 - wv[w * 2]!;
-            const e1 = h1 - wv[w * 2 + 1]!;
-            r = Math.sqrt(e0 * e0 + e1 * e1) + hh + wh[w]!;
-          } else r = predictRttAt(hv, hi, hh, wv, w * d, wh[w]!, d);
-          found++;
-          // The last level read: a crawler beyond the limit ranks after every one the
-          // caller keeps, and no level follows whose reach test it could count for.
-          if (r > limit) continue;
-          // The Router's reach test is on the vector part: the RTT less both heights.
-          const dist = r - hh - wh[w]!;
-          let from = li;
-          while (from < L && dist > reachAt[from]!) from++;
-          if (from < L) nearFrom[from]!++;
-          if (r > cut) continue;
-          out[n] = c;
-          rtt[n] = r;
-          n++;
-          if (keep !== undefined) {
-            if (r < nearest) nearest = r;
-            tops = keepLeast(top, tops, keep.k, r);
-            cut = Math.max(keep.spill * nearest, tops === keep.k ? top[keep.k - 1]! : Infinity);
+        this.build(cell);
+        const a0 = this.start[cell]!;
+        const len = this.winLen[cell]!;
+        const q0 = this.chunkStart[cell]!;
+        for (let q = 0; q * CHUNK < len; q++) {
+          if (cut < Infinity && this.chunkBound(q0 + q, h) > cut) continue;
+          const w0 = a0 + q * CHUNK;
+          const w1 = Math.min(a0 + len, w0 + CHUNK);
+          for (let w = w0; w < w1; w++) {
+            const c = ids[w]!;
+            if (seen[c] === stamp) continue;
+            seen[c] = stamp;
+            if (!online[c]) {
+              stale++;
+              continue;
+            }
+            // predictRttAt, written out for the usual two dimensions (the same sums in the same order).
+            let r: number;
+            if (two) {
+              const e0 = h0 - wv[w * 2]!;
+              const e1 = h1 - wv[w * 2 + 1]!;
+              r = Math.sqrt(e0 * e0 + e1 * e1) + hh + wh[w]!;
+            } else r = predictRttAt(hv, hi, hh, wv, w * d, wh[w]!, d);
+            if (r > cut) continue;
+            out[n] = c;
+            rtt[n] = r;
+            n++;
+            if (keep !== undefined) {
+              if (r < nearest) nearest = r;
+              tops = keepLeast(top, tops, keep.k, r);
+              cut = Math.max(keep.spill * nearest, tops === keep.k ? top[keep.k - 1]! : Infinity);
+            }
           }
         }
       }
-      near += nearFrom[li]!;
-      if (near >= want) {
-        if (extra >= 1) break;
-        extra++;
-      }
     }
+    this.landRefreshes(t);
     this.staleRecords += stale;
-    this.lastFound = found;
+    this.levelsLooked += looked;
+    this.lastFound = this.levelCounts[from] ?? 0;
+    this.offered += this.lastFound;
     this.lastNearest = nearest;
     this.lastKth = keep === undefined ? NaN : tops === keep.k ? top[keep.k - 1]! : Infinity;
-    // The lookups: every level's at once when eagerLevels, else those read.
-    const paid = (this.o.eagerLevels ? L : Math.min(L, li + 1)) * B;
-    this.payLookups(base, paid, t);
     this.last.host = h;
     this.last.t = t;
     this.last.stale = stale;
-    this.last.paid = paid;
+    this.last.looked = looked;
     this.last.n = n;
     return n;
-  }
-
-  private payLookups(base: number, paid: number, t: number): void {
-    for (let k = 0; k < paid; k++) {
-      const cell = this.blocks[base + k]!;
-      if (cell >= 0) this.lookup(this.cellLast, cell, t);
-    }
   }
 
   /**
    * The same search again, for the same host at the same time, with nothing
    * in the overlay changed since (no join or leave, no other search): the
-   * caller's `out` and `rtt` still hold what search() wrote, and the windows
-   * are the same, so only the bill is repeated — the lookups (answered from
-   * the Router's cache, or paid again when it keeps nothing) and the stale
-   * records met. Returns the count search() returned, or −1 when the last
-   * search was of another host or time.
+   * caller's `out` and `rtt` still hold what search() wrote, so only the bill
+   * is repeated — the lookups (answered from the Router's cache, or paid
+   * again when it keeps nothing) and the stale records met. Returns the count
+   * search() returned, or −1 when the last search was of another host or time.
    */
   repeatSearch(h: number, t: number): number {
     const last = this.last;
     if (last.host !== h || last.t !== t) return -1;
     this.staleRecords += last.stale;
-    this.payLookups(h * this.L * this.B, last.paid, t);
+    this.levelsLooked += last.looked;
+    this.offered += this.lastFound;
+    const L = this.L;
+    const B = this.B;
+    for (let k = 0; k < last.looked; k++) {
+      for (let j = 0; j < B; j++) {
+        const cell = this.blocks[(h * L + L - 1 - k) * B + j]!;
+        if (cell >= 0) this.serve(cell, t);
+      }
+    }
+    this.landRefreshes(t);
     return last.n;
   }
 }

@@ -155,7 +155,7 @@ export function markdown(r: ScenarioReport): string {
         rs('routed tasks / no crawler found / refused', (x) => `${x.routed} / ${x.noCrawler} / ${x.refused}`),
         rs('crawlers tried per task / task messages per task', (x) => `${fmt(x.attemptsPerTask)} / ${fmt(x.sendsPerTask)}`),
         rs('forward hops per placed task / per forwarded task', (x) => `${fmt(x.forwardHopsMean, 3)} / ${fmt(x.forwardHopsPerForwarded)}`),
-        rs('candidates found per task', (x) => fmt(x.candidatesPerTask, 1)),
+        rs('candidate records offered per task (cell-search.ts)', (x) => fmt(x.candidatesPerTask, 1)),
         rs('DHT ops per task (lookups + provides) / messages', (x) => `${fmt(x.dhtOpsPerTask)} / ${fmt(x.dhtMessagesPerTask, 1)}`),
         rs('DHT ops per crawler-hour / messages', (x) => `${fmt(x.dhtOpsPerCrawlerHour, 1)} / ${fmt(x.dhtMessagesPerCrawlerHour, 0)}`),
         rs('lookups per task (cache hits) / provides per crawler-hour', (x) => `${fmt(x.lookupsPerTask)} (${x.cacheHits}) / ${fmt(x.providesPerCrawlerHour, 1)}`),

@@ -1,7 +1,7 @@
 // How the simulator routes a task: as the live manager and crawlers would.
 //
 // Coordinate routing: the modelled overlay (overlay.ts) yields the crawlers the
-// Router's widening DHT search would find for the host; the placement policy
+// Router's DHT search (src/dht/cell-search.ts) would offer for the host; the placement policy
 // (src/dht/placement.ts, the code the live Router and TaskReceiver run) ranks
 // them; the task goes to the first `maxAttempts` in that order until one takes
 // it. A crawler without room forwards it under the same policy to the crawlers
@@ -109,7 +109,7 @@ export interface RoutingStats {
   providesPerCrawlerHour: number;
   /** Records found of crawlers that had left. */
   staleRecords: number;
-  /** Candidates the search found per coordinate-routed task. */
+  /** Provider records the search offered as candidates per routed task (departed crawlers' too). */
   candidatesPerTask: number;
 }
 

@@ -45,7 +45,8 @@ describe('simulated overlay: provider records', () => {
   it('lapse that long after a crawler leaves silently: found as a stale record before, not after', () => {
     const hosts = points([[0, 0]]);
     const crawlers = points([[1, 1], [2, 1], [1, 2], [2, 2], [3, 3]]);
-    const ov = new Overlay(hosts, crawlers, { eagerLevels: false });
+    // No Router cache: every search reads the records as they are.
+    const ov = new Overlay(hosts, crawlers, { cacheTtlMs: 0, maxStaleMs: 0 });
     for (let c = 0; c < 5; c++) ov.join(c, 0);
     const out = new Int32Array(ov.maxFound);
     const rtt = new Float64Array(ov.maxFound);
@@ -77,76 +78,88 @@ describe('simulated overlay: provider records', () => {
   });
 });
 
-describe('simulated overlay: the widening search', () => {
-  it('stops one level after it finds `want` crawlers within reach, and pays those lookups', () => {
-    // Four crawlers within 24 ms of the host (level 8 reach = 1.5 × 16 ms).
-    const near = new Overlay(points([[0, 0]]), points([[2, 0], [0, 2], [3, 3], [-2, -1], [400, 400]]), { eagerLevels: false });
-    for (let c = 0; c < 5; c++) near.join(c, 0);
-    const out = new Int32Array(near.maxFound);
-    const rtt = new Float64Array(near.maxFound);
-    near.search(0, 1, out, rtt);
-    const blockCells = (li: number) => near.blockOf(0, li).length;
-    expect(near.lookups).toBe(blockCells(0) + blockCells(1));
-    // Nothing near: every level is read.
-    const far = new Overlay(points([[0, 0]]), points([[900, 900]]), { eagerLevels: false });
-    far.join(0, 0);
-    expect(far.search(0, 1, out, rtt)).toBe(1);
-    expect(far.lookups).toBe([0, 1, 2, 3].reduce((a, li) => a + far.blockOf(0, li).length, 0));
-  });
-
-  it('keeps at most providersPerCell records per cell, in a fixed order', () => {
-    const xy: [number, number][] = Array.from({ length: 30 }, (_, i) => [1 + (i % 6), 1 + Math.floor(i / 6)]);
-    const ov = new Overlay(points([[4, 4]]), points(xy), { eagerLevels: false, providersPerCell: 5 });
-    for (let c = 0; c < 30; c++) ov.join(c, 0);
+describe('simulated overlay: the search of cell-search.ts', () => {
+  const blockCells = (ov: Overlay, h: number, lis: number[]) => lis.reduce((a, li) => a + ov.blockOf(h, li).length, 0);
+  const run = (ov: Overlay, h: number, t: number) => {
     const out = new Int32Array(ov.maxFound);
     const rtt = new Float64Array(ov.maxFound);
-    // All 30 sit in one cell at each level; the search reads two levels (5
-    // found within reach at the finest, then one more): 5 from each cell.
-    const n = ov.search(0, 1, out, rtt);
-    expect(n).toBeGreaterThanOrEqual(5);
-    expect(n).toBeLessThanOrEqual(10);
-    const first = Array.from(out.subarray(0, n));
-    expect(Array.from(out.subarray(0, ov.search(0, 2, out, rtt)))).toEqual(first);
-    // A provider leaving lets the next one in once its record lapses.
-    ov.leave(first[0]!, 5);
-    const later = Array.from(out.subarray(0, ov.search(0, 15, out, rtt)));
-    expect(later).toHaveLength(n);
-    expect(later).not.toContain(first[0]);
+    return Array.from(out.subarray(0, ov.search(h, t, out, rtt))).sort((a, b) => a - b);
+  };
+
+  it('looks up the coarsest level first and stops at the first level whose every cell answered completely, paying only those lookups', () => {
+    // Level index 3 is the coarsest (level 2, 1024-ms cells), 0 the finest.
+    const xy: [number, number][] = Array.from({ length: 10 }, (_, i) => [1 + (i % 5), 1 + Math.floor(i / 5)]);
+    const sparse = new Overlay(points([[8, 8]]), points(xy));
+    for (let c = 0; c < 10; c++) sparse.join(c, 0);
+    expect(run(sparse, 0, 1)).toHaveLength(10);
+    expect(sparse.lookups).toBe(blockCells(sparse, 0, [3]));
+    // Cells of 10 are dense at denseAt 10: every level is looked up, coarsest first.
+    const dense = new Overlay(points([[8, 8]]), points(xy), { search: { denseAt: 10, minCandidates: 1 } });
+    for (let c = 0; c < 10; c++) dense.join(c, 0);
+    expect(run(dense, 0, 1)).toHaveLength(10);
+    expect(dense.lookups).toBe(blockCells(dense, 0, [3, 2, 1, 0]));
+    expect(dense.levelsLooked).toBe(4);
   });
 
-  it('reuses a lookup within the cache TTL and models each as a Kademlia query of α⌈log₂ n⌉ messages', () => {
-    const ov = new Overlay(points([[0, 0]]), points([[2, 0], [0, 2], [3, 3], [-2, -1]]), { eagerLevels: true });
-    for (let c = 0; c < 4; c++) ov.join(c, 0);
-    const out = new Int32Array(ov.maxFound);
-    const rtt = new Float64Array(ov.maxFound);
-    ov.search(0, 1, out, rtt);
-    const cells = [0, 1, 2, 3].reduce((a, li) => a + ov.blockOf(0, li).length, 0);
-    expect(ov.lookups).toBe(cells);
-    expect(ov.lookupMessages).toBe(cells * kadLookupMessages(4, 3));
-    ov.search(0, 1 + 1 / 60, out, rtt); // 1 s later: cached (the manager's Router keeps lookups 2 s)
+  it('offers the providers of the finest level looked up, widened coarser while fewer than minCandidates', () => {
+    // Host at (8, 8): the level-2 block reaches x, y ∈ [−1024, 1024), the level-4 block [−256, 256).
+    const xy: [number, number][] = [[10, 10], [12, 9], [7, 14]];
+    for (let i = 0; i < 70; i++) xy.push([-900 + (i % 10), -900 + Math.floor(i / 10)]);
+    const hosts = points([[8, 8]]);
+    const few = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 2 }, ownStore: false });
+    const more = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8 }, ownStore: false });
+    for (let c = 0; c < xy.length; c++) {
+      few.join(c, 0);
+      more.join(c, 0);
+    }
+    // Level 2 is dense (73 in one cell), level 4's block holds the 3 near ones, complete: the search stops there.
+    expect(run(few, 0, 1)).toEqual([0, 1, 2]);
+    expect(few.lastFound).toBe(3);
+    expect(few.lookups).toBe(blockCells(few, 0, [3, 2]));
+    // Three are fewer than 8: the candidates widen to level 2's providers.
+    expect(run(more, 0, 1)).toHaveLength(73);
+    expect(more.lookups).toBe(blockCells(more, 0, [3, 2]));
+  });
+
+  it('serves a cached answer while younger than the max-stale age, refreshing it once past the TTL; a crawler that joined shows after the refresh', () => {
+    const ov = new Overlay(points([[8, 8]]), points([[10, 10], [12, 12], [9, 11]]), { cacheTtlMs: 30_000, maxStaleMs: 600_000 });
+    ov.join(0, 0);
+    ov.join(1, 0);
+    expect(run(ov, 0, 1)).toEqual([0, 1]);
+    const cells = ov.lookups;
+    expect(ov.lookupMessages).toBe(cells * kadLookupMessages(2, 3));
+    ov.join(2, 1.1);
+    // 12 s later: from the cache, not paid, and without the newcomer.
+    expect(run(ov, 0, 1.2)).toEqual([0, 1]);
     expect(ov.lookups).toBe(cells);
     expect(ov.cacheHits).toBe(cells);
-    ov.search(0, 1 + 3 / 60, out, rtt);
+    // 60 s after the fetch: the old answer is served and a refresh paid; the next search sees it.
+    expect(run(ov, 0, 2)).toEqual([0, 1]);
     expect(ov.lookups).toBe(2 * cells);
+    expect(run(ov, 0, 2.1)).toEqual([0, 1, 2]);
+    expect(ov.lookups).toBe(2 * cells);
+    // Past the max-stale age (10 min): fetched before it is served.
+    ov.leave(2, 3);
+    expect(run(ov, 0, 13)).toEqual([0, 1]);
+    expect(ov.lookups).toBe(3 * cells);
     expect(kadLookupMessages(28_000, 3)).toBe(3 * 15);
   });
-});
 
-describe('simulated overlay: what the manager can see', () => {
-  it('a cell lookup returns at most providersPerCell records, so crowded crawlers beyond them are visible to no search', () => {
-    // 30 crawlers on one spot share one cell (one level in use): only 20 can be returned.
-    // (With several levels each cell has its own provider order, so the union is larger.)
-    const hosts = points([[0, 0]]);
-    const crawlers = points(Array.from({ length: 30 }, (_, i) => [i * 1e-6, 0] as [number, number]));
-    const ov = new Overlay(hosts, crawlers, { providersPerCell: 20, cells: { ...DEFAULT_CELLS, minLevel: 8, maxLevel: 8 } });
-    for (let c = 0; c < 30; c++) ov.join(c, 0);
-    expect(ov.visibleCrawlers(0)).toBe(20);
-    const out = new Int32Array(ov.maxFound);
-    const rtt = new Float64Array(ov.maxFound);
-    expect(ov.search(0, 0, out, rtt)).toBe(20);
-    // One that leaves stops counting; its record still fills a window slot until it lapses.
-    ov.leave(out[0]!, 1);
-    expect(ov.visibleCrawlers(1)).toBe(19);
+  it("models the manager's own store: when it holds a cell's records it answers with the first 20 stored, not complete", () => {
+    // kadK ≥ n + 1: the manager is among every cell's holders.
+    const xy: [number, number][] = Array.from({ length: 30 }, (_, i) => [1 + (i % 6), 1 + Math.floor(i / 6)]);
+    const one = { ...DEFAULT_CELLS, minLevel: 8, maxLevel: 8 };
+    const own = new Overlay(points([[4, 4]]), points(xy), { cells: one, kadK: 64 });
+    const remote = new Overlay(points([[4, 4]]), points(xy), { cells: one, ownStore: false });
+    for (let c = 29; c >= 0; c--) {
+      own.join(c, 29 - c);
+      remote.join(c, 29 - c);
+    }
+    // Stored in the order 29, 28, …: the first 20 are 10 … 29.
+    expect(run(own, 0, 40)).toEqual(Array.from({ length: 20 }, (_, i) => 10 + i));
+    expect(own.cutAnswers).toBeGreaterThan(0);
+    expect(run(remote, 0, 40)).toHaveLength(30);
+    expect(remote.cutAnswers).toBe(0);
   });
 });
 
@@ -154,7 +167,7 @@ describe('simulated overlay: a search repeated for a task held after every attem
   it('bills the same lookups and stale records again, and only while nothing changed', () => {
     const hosts = points([[0, 0], [900, 900]]);
     const crawlers = points([[1, 1], [2, 1], [1, 2], [2, 2], [3, 3]]);
-    const ov = new Overlay(hosts, crawlers, { cacheTtlMs: 0 });
+    const ov = new Overlay(hosts, crawlers, { cacheTtlMs: 0, maxStaleMs: 0 });
     for (let c = 0; c < 5; c++) ov.join(c, 0);
     ov.leave(4, 1);
     const out = new Int32Array(ov.maxFound);
