@@ -7,15 +7,17 @@
 // Only the levels a router reads are announced: the coarsest always, a finer
 // one only where the cell above it is dense. A router searches coarsest first
 // and stops at a block whose cells each hold fewer than DEFAULT_DENSE_CELL
-// crawlers, keeping every crawler found on the way (router.ts), so a finer
+// crawlers (cell-search.ts), so a finer
 // record in a sparse cell is never read — yet each one is a DHT walk of ~15
 // FIND_NODE and 20 ADD_PROVIDER, re-provided every half TTL. Every
 // `densityCheckMs` the announcer counts the crawlers of its finest announced
 // cell (a GET_PROVIDERS lookup that stops after two record holders, far
 // cheaper than a provide): dense, it adds the next finer level; when the cell
 // above holds fewer than half the dense mark, it drops its finest one. A cell
-// that turns dense between two counts loses nothing: a router keeps the
-// crawlers it found in it on its way down.
+// that turns dense between two counts: a router takes the candidates of the
+// finest level it looked up (cell-search.ts), widened coarser only while fewer
+// than minCandidates, so a crawler not yet announced one level finer can be
+// missed there until its next count.
 //
 // Every provide is a DHT walk, so a move is announced only when it is real: an
 // announced cell is kept while the coordinate stays within a quarter cell of it

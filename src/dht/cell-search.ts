@@ -18,7 +18,7 @@
 // hundreds of candidates — the whole network at the coarsest level — each one
 // an info query and a ranking entry; a finer level exists to avoid that.)
 
-import { levels, type CellOptions } from './cells.js';
+import { DEFAULT_DENSE_CELL, levels, type CellOptions } from './cells.js';
 import { mergeOptions, optionChecker } from '../options.js';
 
 export interface CellSearchOptions {
@@ -44,7 +44,7 @@ export const HASH_CACHE_TTL_MS = 5_000;
  * cut only when the querier itself holds the cell's records. */
 export const LOCAL_PROVIDER_CAP = 20;
 
-export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: 64, minCandidates: 8 });
+export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8 });
 
 export function cellSearchOptions(partial: Partial<CellSearchOptions> = {}): CellSearchOptions {
   const o = mergeOptions('cellSearchOptions', DEFAULT_CELL_SEARCH, partial);
