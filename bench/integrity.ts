@@ -81,7 +81,7 @@ else {
       `honest overlay verdicts ${res.honestOverlayVerdicts.ok} ok, ${res.honestOverlayVerdicts.bad} bad  ${ok(res.honestOverlayVerdicts.bad === 0)}`,
       `misbehaving tasks       ${res.maliciousTasks.join(', ')}`,
       `  with re-crawls         ${(res.overheadWithRecrawls * 100).toFixed(1)} % (re-crawls replace an attacker's pages: not verification by the issue's definition)`,
-      `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}, deferred ${res.checksDeferred}, cancelled ${res.checksCancelled}; third crawls with no majority ${res.noMajority}, outvoting on coverage ${res.coverageOutvotes}; settled by a stored crawl ${res.storedTieBreaks}; by reason ${JSON.stringify(res.checksByReason)}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
+      `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}, deferred ${res.checksDeferred}, cancelled ${res.checksCancelled}; third crawls with no majority ${res.noMajority}, outvoting on coverage ${res.coverageOutvotes}; settled by a stored crawl ${res.storedTieBreaks} (${res.witnessTieBreaks} by a check crawl's witness); extra crawls on honest volunteers' tasks ${res.checkedHonest}, on misbehaving ones' ${res.checkedMalicious} ${JSON.stringify(res.checkedBy)}; by reason ${JSON.stringify(res.checksByReason)}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
     ].join('\n') + '\n',
   );
 }

@@ -72,6 +72,13 @@ export interface IntegrityResult {
   noMajority: number;
   coverageOutvotes: number;
   storedTieBreaks: number;
+  /** ... of which settled by an earlier check crawl of the channel (a coverage witness, witnesses.ts). */
+  witnessTieBreaks: number;
+  /** Where the extra crawls went: second and third crawls spent checking each volunteer's tasks
+   * (`honest-<i>`, `malicious-<i>-<mode>`), the misbehaving volunteers' summed apart. */
+  checkedHonest: number;
+  checkedMalicious: number;
+  checkedBy: Record<string, number>;
   /** Second crawls by why they were issued (intro, sampled, anomaly-empty, anomaly-changes, failure-claim). */
   checksByReason: Record<string, number>;
   forgedCurrentPeak: number;
@@ -89,7 +96,7 @@ interface VolunteerSummary {
   totals: { coordinate: number; coordinateOk: number };
 }
 interface VolunteersView {
-  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number; checksCancelled?: number; noMajority?: number; coverageOutvotes?: number; storedTieBreaks?: number; byReason?: Record<string, number> };
+  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number; checksCancelled?: number; noMajority?: number; coverageOutvotes?: number; storedTieBreaks?: number; witnessTieBreaks?: number; byReason?: Record<string, number> };
   verificationOverhead: number;
   volunteers: VolunteerSummary[];
 }
@@ -123,11 +130,13 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
     const defaultCapacity = { threads: 2, queue: 2 };
     const args = (i: number, c: { threads: number; queue: number }) => ['--threads', String(c.threads), '--queue', String(c.queue), '--coord-interval', '5000', '--seed', String(o.seed * 100 + i)];
     for (let i = 0; i < o.honest; i++) procs.push(await startVolunteerProcess(`honest-${i}`, mgr, join(dir, `h${i}`), args(i, o.honestCapacity ?? defaultCapacity), io(`honest-${i}`)));
+    const names = new Map(procs.map((p, i) => [p.peerId, `honest-${i}`]));
     const bad: VolunteerProcess[] = [];
     for (const [i, mode] of o.malicious.entries()) {
       const p = await startVolunteerProcess(`malicious-${i}-${mode}`, mgr, join(dir, `m${i}`), args(100 + i, o.maliciousCapacity ?? defaultCapacity), io(`malicious-${i}-${mode}`, { VOLCRAWL_TEST_PLUGIN: MISBEHAVE_PLUGIN, VOLCRAWL_MISBEHAVE: mode }));
       procs.push(p);
       bad.push(p);
+      names.set(p.peerId, `malicious-${i}-${mode}`);
     }
     const badIds = new Set(bad.map((b) => b.peerId));
     const total = o.honest + o.malicious.length;
@@ -171,6 +180,8 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
     const honestSummaries = v.volunteers.filter((s) => !badIds.has(s.id));
     const honestTasks = honestSummaries.reduce((n, s) => n + s.tasks, 0);
     const honestChecked = honestSummaries.reduce((n, s) => n + s.checked, 0);
+    const checkedBy = Object.fromEntries(v.volunteers.filter((s) => names.has(s.id)).map((s) => [names.get(s.id)!, s.checked]).sort());
+    const checkedMalicious = v.volunteers.filter((s) => badIds.has(s.id)).reduce((n, s) => n + s.checked, 0);
     const tasksToDetect = bad.map((b) => byId.get(b.peerId)?.tasksAtHold ?? null);
     return {
       honest: o.honest,
@@ -196,6 +207,10 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       noMajority: v.counters.noMajority ?? 0,
       coverageOutvotes: v.counters.coverageOutvotes ?? 0,
       storedTieBreaks: v.counters.storedTieBreaks ?? 0,
+      witnessTieBreaks: v.counters.witnessTieBreaks ?? 0,
+      checkedHonest: honestChecked,
+      checkedMalicious,
+      checkedBy,
       checksByReason: v.counters.byReason ?? {},
       forgedCurrentPeak: peak,
       runSeconds: Math.round((Date.now() - started) / 1000),

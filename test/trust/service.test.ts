@@ -360,6 +360,46 @@ describe('trust service in a real manager', () => {
     }
   });
 
+  it('a coverage dispute with no stored crawl is settled by what an earlier check crawl of a third volunteer found (a coverage witness)', async () => {
+    const E = '12D3KooWEmptyEmptyEmptyEmptyEmptyEmptyEmptyEmpty1';
+    await m.close();
+    m = await open({ trust: { seed: 7, minRate: 1, spotCheck: { storedCrawlMaxAgeMs: 86_400_000 } } });
+    // V2's crawl gives the channel its pages; two days later it is too old to vouch for them.
+    await crawl(V2, pages(1));
+    await answer(0, pages(1));
+    await until('V2\'s check', () => m.trust.checks.size === 0);
+    verifiers([V1, V3]);
+    clock.advance(2 * 86_400_000);
+    await crawl(E, []);
+    await answer(1, pages(1));
+    // No stored crawl recent enough and no witness yet: a third crawl decides.
+    await answer(2, pages(1));
+    await until('the first outvote', () => m.trust.record(E).totals.disagree === 1 && m.trust.checks.size === 0);
+    expect(m.trust.counters.tieBreaks).toBe(1);
+    expect(m.trust.checks.witnesses.channels).toBe(1);
+    // The next empty crawl: its verifier's crawl and the other volunteer's check crawl of an hour ago outvote it.
+    clock.advance(3_600_000);
+    await crawl(E, []);
+    await answer(3, pages(1));
+    await until('the second outvote', () => m.trust.record(E).totals.disagree === 2);
+    expect(sent).toHaveLength(4);
+    expect(m.trust.counters.tieBreaks).toBe(1);
+    expect(m.trust.counters.storedTieBreaks).toBe(1);
+    expect(m.trust.counters.witnessTieBreaks).toBe(1);
+    for (const v of [V1, V3]) expect(m.trust.record(v).totals.disagree, v).toBe(0);
+  });
+
+  it('two tasks of one volunteer finishing together get one check between them', async () => {
+    await m.channels.add({ url: 'http://other.test/', depth: 2, group: 0 });
+    const ts = await m.tasks.issueDue();
+    expect(ts).toHaveLength(2);
+    clock.advance(1000);
+    await Promise.all(ts.map((t) => m.ingest.ingest(upload(t.task, resultFor(t.task, pages(1), { at: clock.now() })), V1)));
+    await until('the check', () => sent.length === 1);
+    expect(m.trust.counters.spotChecks).toBe(1);
+    expect(m.trust.counters.checksDeferred).toBe(1);
+  });
+
   it('a verifier whose last check crawl was lost is not drawn again until it finishes something', async () => {
     verifiers([V1, V2]);
     m.trust.checks.startSweep();

@@ -32,6 +32,7 @@ export interface TrustHost {
     noMajority?: number;
     coverageOutvotes?: number;
     storedTieBreaks?: number;
+    witnessTieBreaks?: number;
     byReason: Record<string, number>;
   };
   readonly spot: SpotCheckOptions;

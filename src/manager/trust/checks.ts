@@ -28,6 +28,7 @@ import { CheckCrawl } from './views.js';
 import { loadStoredChecks, type Check, type Waiting } from './check-record.js';
 import { distrustPages } from './distrust.js';
 import { Recrawls, type SentTask as Sent } from './recrawls.js';
+import { CoverageWitnesses } from './witnesses.js';
 
 import type { TrustHost, TrustNetwork } from './check-host.js';
 export type { TrustHost, TrustNetwork };
@@ -44,6 +45,8 @@ export class TrustChecks {
   private readonly inFlight = new Map<string, Check>();
   /** Checks waiting for an independent volunteer with room (in memory: a restart drops them, counted). */
   private waiting: Waiting[] = [];
+  /** Volunteers whose check is being set up (claim / release). */
+  private readonly claimed = new Set<string>();
   private seq = SEQ_BASE;
   private timer: ReturnType<typeof setInterval> | undefined;
   private sweeping = false;
@@ -51,6 +54,8 @@ export class TrustChecks {
   readonly recrawls: Recrawls;
   /** Who may verify: drawn independent of the parties, not one whose last check was lost. */
   private readonly verifiers: VerifierPool;
+  /** What check crawls found, per channel: third opinions on coverage (witnesses.ts). */
+  readonly witnesses = new CoverageWitnesses();
 
   constructor(
     private readonly s: TrustHost,
@@ -83,6 +88,18 @@ export class TrustChecks {
 
   get size(): number {
     return this.inFlight.size;
+  }
+
+  /** Takes the one check slot of `volunteer`'s work while its check is being set up
+   * (synchronously: false when a check of its work is pending or being set up). */
+  claim(volunteer: string): boolean {
+    if (this.claimed.has(volunteer) || this.pendingFor(volunteer)) return false;
+    this.claimed.add(volunteer);
+    return true;
+  }
+
+  release(volunteer: string): void {
+    this.claimed.delete(volunteer);
   }
 
   /** Whether a check of `volunteer`'s work is in flight or waiting for a verifier. */
@@ -259,6 +276,7 @@ export class TrustChecks {
     await this.forget(ck.id);
     this.finished(ck.peer);
     const view = ck.crawl.view(ck.peer, ck.id, ck.issuedAt, this.s.core.clock());
+    this.witnesses.add(ck.channel, view);
     if (ck.stage === 'verify') await this.resolveFirst(ck, view);
     else if (await judgeThird(this.s, ck, view)) await this.outvoted(ck.channel, ck.subject);
     await this.s.saveCounters();
@@ -275,7 +293,7 @@ export class TrustChecks {
     if (ab.verdict === 'inconclusive') this.s.counters.checksInconclusive++;
     if (!pair.needsTieBreak) return;
     if (await this.moot(ck.subject.volunteer, view.volunteer, ck.subject.taskId)) return;
-    if (await settleFromStore(this.s, ck, view, ab)) {
+    if (await settleFromStore(this.s, ck, view, ab, this.witnesses)) {
       await this.outvoted(ck.channel, ck.subject);
       return;
     }

@@ -62,10 +62,12 @@ export interface TrustCounters {
   coverageOutvotes: number;
   /** Coverage disputes settled by a stored crawl of a third volunteer instead of a third crawl. */
   storedTieBreaks: number;
+  /** ... of which settled by an earlier check crawl of the channel (a coverage witness) rather than a stored task. */
+  witnessTieBreaks: number;
   byReason: Record<string, number>;
 }
 
-const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, checksCancelled: 0, noMajority: 0, coverageOutvotes: 0, storedTieBreaks: 0, byReason: {} });
+const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, checksCancelled: 0, noMajority: 0, coverageOutvotes: 0, storedTieBreaks: 0, witnessTieBreaks: 0, byReason: {} });
 
 /** A finished task as the ingest service reports it (after its final part is committed). */
 export interface FinishedTask {
@@ -295,17 +297,25 @@ export class TrustService {
     // under load, a forger's three intro checks did, and it went unchecked for 38 tasks).
     if (t.livePages === 0 && decision.reason !== 'anomaly-empty') return;
     const reason = decision.reason === 'sampled' && introPhase(rec, this.spot) === 'due' ? 'intro' : decision.reason;
-    if (reason === 'intro' && introPassesOver(rec, t.pagesStored, this.spot) && !(this.rng.next() < this.minRate)) return;
     // One check of a volunteer's work at a time: while one is in flight its verdict is
     // still to come, and a volunteer on probation or caught in an anomaly (every task
     // checked) would otherwise get a check for each task it finishes meanwhile — most
     // of the benchmark's overhead, for evidence the pending check is about to give.
-    if (this.checks.pendingFor(from)) {
+    // Claimed before the first await: two tasks finishing together both got a check
+    // before (session 8: two intro checks of one forger, two anomaly checks of the
+    // `empty` volunteer issued in the same second).
+    if (!this.checks.claim(from)) {
       this.counters.checksDeferred++;
       return;
     }
-    const subject = await storedCrawlView(repos, ch.id, { id: t.id, issuedAt: t.issuedAt, holder: from, status: r.status as TaskStatus, receivedAt: f.receivedAt, interSiteUrls: r.interSiteUrls });
-    await this.checks.start(ch, subject, reason, ratePerMinute);
+    try {
+      const subject = await storedCrawlView(repos, ch.id, { id: t.id, issuedAt: t.issuedAt, holder: from, status: r.status as TaskStatus, receivedAt: f.receivedAt, interSiteUrls: r.interSiteUrls });
+      // Judged on what the check would compare: the pages with text the store holds of this task.
+      if (reason === 'intro' && introPassesOver(rec, subject.pages.length, this.spot) && !(this.rng.next() < this.minRate)) return;
+      await this.checks.start(ch, subject, reason, ratePerMinute);
+    } finally {
+      this.checks.release(from);
+    }
   }
 
   /** TaskService hook: a task a volunteer accepted was lost (deadline passed without its upload). */

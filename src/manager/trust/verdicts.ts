@@ -8,6 +8,7 @@ import { compareCrawls, type CrawlComparison, type CrawlView } from './compare.j
 import { storedThirdCrawl } from './views.js';
 import type { Check } from './check-record.js';
 import type { TrustHost } from './check-host.js';
+import type { CoverageWitnesses } from './witnesses.js';
 
 export const party = (v: CrawlView): CheckParty => ({ volunteer: v.volunteer, taskId: v.taskId, receivedAt: v.receivedAt });
 
@@ -17,18 +18,23 @@ export const party = (v: CrawlView): CheckParty => ({ volunteer: v.volunteer, ta
  * the channel by a third volunteer in good standing whose pages were seen
  * within storedCrawlMaxAgeMs before the subject's task was issued
  * (tie-break.ts's resolveByStoredCrawl). Saves a third crawl; in the
- * benchmark the `empty` volunteer's anomaly checks each needed one.
+ * benchmark the `empty` volunteer's anomaly checks each needed one. When the
+ * store holds no such crawl, what an earlier check crawl of the channel by a
+ * third volunteer in good standing found (`witnesses`, witnesses.ts) stands
+ * in for it: pages only, judged on coverage alone, like a stored crawl.
  */
-export async function settleFromStore(s: TrustHost, ck: Check, view: CrawlView, ab: CrawlComparison): Promise<boolean> {
+export async function settleFromStore(s: TrustHost, ck: Check, view: CrawlView, ab: CrawlComparison, witnesses?: CoverageWitnesses): Promise<boolean> {
   const maxAge = s.spot.storedCrawlMaxAgeMs;
   if (maxAge <= 0 || !coverageDisputeOfSubject(ab)) return false;
   const good = (id: string): boolean => {
     const st = s.status(id);
     return st === 'new' || st === 'trusted';
   };
-  const stored = await storedThirdCrawl(s.core.repos, ck.channel, { since: ck.subject.issuedAt - maxAge, exclude: [ck.subject.volunteer, view.volunteer], eligible: good });
+  const third = { since: ck.subject.issuedAt - maxAge, exclude: [ck.subject.volunteer, view.volunteer], eligible: good };
+  const fromStore = await storedThirdCrawl(s.core.repos, ck.channel, third);
+  const stored = fromStore ?? witnesses?.find(ck.channel, third) ?? null;
   if (stored === null) {
-    s.core.log.info({ task: ck.subject.taskId, channel: ck.channel }, 'coverage dispute: no stored crawl of a third volunteer in good standing recent enough, a third crawl decides');
+    s.core.log.info({ task: ck.subject.taskId, channel: ck.channel }, 'coverage dispute: no stored crawl or check crawl of a third volunteer in good standing recent enough, a third crawl decides');
     return false;
   }
   const change = { ratePerMinute: ck.ratePerMinute };
@@ -43,7 +49,8 @@ export async function settleFromStore(s: TrustHost, ck: Check, view: CrawlView, 
   const c = s.counters;
   c.checksDisagreed++;
   c.storedTieBreaks = (c.storedTieBreaks ?? 0) + 1;
-  s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, stored: stored.taskId, storedBy: stored.volunteer, note: tb.note }, 'disagreement broken by a stored crawl: no third crawl');
+  if (fromStore === null) c.witnessTieBreaks = (c.witnessTieBreaks ?? 0) + 1;
+  s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, stored: stored.taskId, storedBy: stored.volunteer, witness: fromStore === null, note: tb.note }, 'disagreement broken by a stored crawl: no third crawl');
   return true;
 }
 
