@@ -125,7 +125,18 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
   const ticker = setInterval(() => web.clock.advance(100 * o.timeScale), 100);
   try {
     mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', String(o.timeScale), '--tick', '200', '--rate-cap', '1000', '--log-level', 'info', ...(o.managerArgs ?? [])], o.logDir !== undefined ? { logFile: join(o.logDir, 'manager.log') } : {});
-    const api = async <T>(path: string): Promise<T> => (await (await fetch(`${mgr!.api}${path}`)).json()) as T;
+    // Retried: under load a keep-alive socket the server has just closed resets now and then
+    // (session 8: one run of seed 1 died on "fetch failed: ECONNRESET" after 420 s).
+    const api = async <T>(path: string): Promise<T> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return (await (await fetch(`${mgr!.api}${path}`)).json()) as T;
+        } catch (err) {
+          if (attempt >= 3) throw err;
+          await sleep(500);
+        }
+      }
+    };
     const io = (name: string, env?: Record<string, string>) => ({ ...(o.logDir !== undefined ? { logFile: join(o.logDir, `${name}.log`) } : {}), ...(env !== undefined ? { env } : {}) });
     const defaultCapacity = { threads: 2, queue: 2 };
     const args = (i: number, c: { threads: number; queue: number }) => ['--threads', String(c.threads), '--queue', String(c.queue), '--coord-interval', '5000', '--seed', String(o.seed * 100 + i)];
