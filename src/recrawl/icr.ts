@@ -4,7 +4,7 @@
 
 import { checkPriorities, clampIntervals, resetWindow, type RoundReport } from './round.js';
 import type { RecrawlState } from './state.js';
-import { groupTally } from './tally.js';
+import { groupTally, type GroupTally } from './tally.js';
 
 export { channelHistory } from './tally.js';
 
@@ -43,18 +43,7 @@ export function icrIntervals(theta: number, deltaT: number, omegas: readonly num
  * channels with an update kept) and how many have one, the group sizes; over all
  * channels the same sum and count, the observed load Σ λ·t̄, and the window's tasks
  * submitted and successful, in all and per group (icrEncourage 'group'). */
-export interface IcrInputs {
-  tSum: number[];
-  tKnown: number[];
-  members: number[];
-  allT: number;
-  allN: number;
-  observedLoad: number;
-  sub: number;
-  suc: number;
-  subBy: number[];
-  sucBy: number[];
-}
+export type IcrInputs = Omit<GroupTally, 'changeSum'>;
 
 /** ICR's inputs summed over the channel records in channel order (the simulator's
  * way): the shared per-group tally (tally.ts) without the change intervals. */
