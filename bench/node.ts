@@ -25,14 +25,15 @@ import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command } from 'commander';
+import { int } from '../src/node/crawl-command.js';
 import { nativeMemory, type NativeMemory } from './native-memory.js';
 import { startManagerProcess, startVolunteerProcess, type ManagerProcess, type VolunteerProcess } from '../testbed/processes.js';
 
 const program = new Command('bench:node')
   .description('idle cost of volunteer processes: RSS, CPU and start-to-joined time')
-  .option('--volunteers <n>', 'volunteer processes', (v) => parseInt(v, 10), 10)
-  .option('--settle <s>', 'longest wait for every coordinate to settle before measuring, seconds', (v) => parseInt(v, 10), 300)
-  .option('--measure <s>', 'idle measurement window, seconds', (v) => parseInt(v, 10), 120)
+  .option('--volunteers <n>', 'volunteer processes', int('--volunteers', 1, 200), 10)
+  .option('--settle <s>', 'longest wait for every coordinate to settle before measuring, seconds', int('--settle', 1, 86_400), 300)
+  .option('--measure <s>', 'idle measurement window, seconds', int('--measure', 1, 86_400), 120)
   .option('--join-args <args>', 'extra flags for every volunteer (space-separated)', '')
   .option('--detail', "per volunteer, where its memory is at its largest RSS sample (smaps, V8's heap spaces, sockets)", false)
   .option('--json', 'print one JSON object on stdout', false)

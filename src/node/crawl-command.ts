@@ -19,7 +19,8 @@ import { runTask } from '../crawler/thread.js';
 import { DEFAULT_WARC_MAX_BYTES } from '../crawler/warc/files.js';
 import { WarcWriter, type WarcSummary } from '../crawler/warc/writer.js';
 
-function int(name: string, min: number, max: number) {
+/** A commander parser for an integer flag in min..max (otherwise commander prints the reason and exits non-zero). */
+export function int(name: string, min: number, max: number) {
   return (v: string): number => {
     const n = Number(v);
     if (!/^\d+$/.test(v.trim()) || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer in ${min}..${max}`);
