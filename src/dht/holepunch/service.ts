@@ -195,7 +195,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
       this.pending.delete(key);
       if (c.status !== 'open') return;
       this.log('identify did not start a punch with %p within %d ms: starting it', c.remotePeer, this.opts.identifyGraceMs);
-      this.onRelayedPeer(c.remotePeer, c);
+      this.onRelayedPeer(c.remotePeer, c, 'grace');
     }, this.opts.identifyGraceMs);
     t.unref?.();
     this.pending.set(key, t);
@@ -218,7 +218,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     if (this.opts.auto) {
       this.topologyId = await this.components.registrar.register(HOLEPUNCH_PROTOCOL, {
         notifyOnLimitedConnection: true,
-        onConnect: (peer, connection) => this.onRelayedPeer(peer, connection),
+        onConnect: (peer, connection) => this.onRelayedPeer(peer, connection, 'identify'),
       });
       this.components.events?.addEventListener('connection:open', this.onConnectionOpen);
     }
@@ -276,13 +276,17 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
   }
 
   /** The topology's callback: the inbound side of a relayed connection starts the punch (as in DCUtR). */
-  private onRelayedPeer(peer: PeerId, connection: Connection): void {
+  private onRelayedPeer(peer: PeerId, connection: Connection, via: 'identify' | 'grace'): void {
     if (connection.limits === undefined || connection.direction !== 'inbound') return;
     clearTimeout(this.pending.get(peer.toString()));
     this.pending.delete(peer.toString());
     if (this.stopping.signal.aborted) return;
     const until = this.cooldown.get(peer.toString());
-    if (until !== undefined && until > performance.now()) return;
+    if (until !== undefined && until > performance.now()) {
+      this.log('%p reached us over a relay (%s); not punching: cooling down for %d ms more', peer, via, Math.round(until - performance.now()));
+      return;
+    }
+    this.log('%p reached us over a relay (%s): punching%s', peer, via, this.busy.has(peer.toString()) ? ' (already running)' : '');
     void this.punch(peer).then((r) => {
       if (!r.ok && !RETRYABLE.has(r.reason)) this.coolDown(peer.toString());
     });
@@ -292,9 +296,15 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     let last: PunchResult = { ok: false, reason: 'coordination-failed', message: 'no attempt' };
     for (let attempt = 1; attempt <= this.opts.maxAttempts && !this.stopping.signal.aborted; attempt++) {
       const direct = this.directConnection(peer);
-      if (direct !== undefined) return { ok: true, connection: direct };
+      if (direct !== undefined) {
+        this.log('not punching %p: a direct connection is open (%a)', peer, direct.remoteAddr);
+        return { ok: true, connection: direct };
+      }
       const relayed = this.components.connectionManager.getConnections(peer).find((c) => c.status === 'open' && c.limits !== undefined);
-      if (relayed === undefined) return { ok: false, reason: 'coordination-failed', message: 'no relayed connection to the peer' };
+      if (relayed === undefined) {
+        this.log('not punching %p: no relayed connection is open', peer);
+        return { ok: false, reason: 'coordination-failed', message: 'no relayed connection to the peer' };
+      }
       const isLast = attempt === this.opts.maxAttempts;
       last = await this.attempt(peer, 'coordinator', attempt, isLast, () => this.coordinatorAttempt(peer, relayed));
       if (last.ok) {
@@ -317,6 +327,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     } catch (err) {
       throw new PunchError('coordination-failed', `could not open a coordination stream: ${err instanceof Error ? err.message : String(err)}`);
     }
+    this.log('coordinating a punch with %p over %a', peer, relayed.remoteAddr);
     const plan = await coordinate(stream, this.offer(), this.coordinationOptions(peer));
     await sleep(plan.delayMs, undefined, { signal: this.stopping.signal }).catch(() => undefined);
     return this.connect(peer, plan.target);
@@ -326,6 +337,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
   private async onRequest(stream: Stream, connection: Connection): Promise<void> {
     const peer = connection.remotePeer;
     const key = peer.toString();
+    this.log('%p asks to coordinate a punch', peer);
     if (this.stopping.signal.aborted) {
       stream.abort(new Error('stopping'));
       return;

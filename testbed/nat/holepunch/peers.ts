@@ -10,6 +10,8 @@ import type { HolePunchStats, PunchFailure, PunchSuccess } from '../../../src/dh
 const PEER = 'testbed/nat/holepunch/peer.ts';
 /** The TCP port every peer listens on (inside its own namespace). */
 export const LISTEN_PORT = 4001;
+/** The debug namespaces each peer logs (the service's and its punch port's). */
+const HOLEPUNCH_LOG = 'volcrawl:holepunch*';
 
 export type PunchEvent = ({ ev: 'success' } & Omit<PunchSuccess, 'connection'> & { remoteAddr: string }) | ({ ev: 'failure' } & PunchFailure);
 export interface ConnInfo {
@@ -44,7 +46,8 @@ export class PunchPeers {
   /** Starts peer.ts in `host` (listening on LISTEN_PORT) with `args`; resolves with its peer id. */
   async start(host: string, args: string[], key = host): Promise<string> {
     const control = join(this.dir, `${key}.sock`);
-    const proc = this.net.spawnIn(host, PEER, ['--control', control, '--listen', `/ip4/0.0.0.0/tcp/${LISTEN_PORT}`, ...args]);
+    // The hole-punch service's log (stderr, a few lines per punch) names why a punch ended or never started.
+    const proc = this.net.spawnIn(host, PEER, ['--control', control, '--listen', `/ip4/0.0.0.0/tcp/${LISTEN_PORT}`, ...args], { env: { DEBUG: HOLEPUNCH_LOG } });
     const m = await waitForLine(proc, /"ev":"started","peerId":"(\w+)"/, 90_000);
     this.peers.set(key, { host, id: m[1]!, proc, control });
     return m[1]!;
@@ -100,17 +103,41 @@ export class PunchPeers {
     return this.call<ConnInfo[]>(key, 'GET', `/conns?peer=${this.id(other)}`);
   }
 
-  /** Polls `probe` until it returns something other than undefined; rejects after `timeoutMs` with `what`. */
-  async until<T>(key: string, what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  /**
+   * Polls `probe` until it returns something other than undefined; rejects after `timeoutMs` with `what`
+   * and a report of `key` and of every peer in `also` (its output, punch events and stats), so a failure
+   * names its cause from both sides of a punch.
+   */
+  async until<T>(key: string, what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, also: string[] = []): Promise<T> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       const got = await probe();
       if (got !== undefined) return got;
       const p = this.peer(key);
-      if (!p.proc.running) throw new Error(`${key} exited (${p.proc.exitStatus}) before ${what}\n${p.proc.output(30)}`);
-      if (Date.now() > end) throw new Error(`${key}: no ${what} within ${timeoutMs} ms\n${p.proc.output(30)}`);
+      if (!p.proc.running) throw new Error(`${key} exited (${p.proc.exitStatus}) before ${what}\n${await this.report([key, ...also])}`);
+      if (Date.now() > end) throw new Error(`${key}: no ${what} within ${timeoutMs} ms\n${await this.report([key, ...also])}`);
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+
+  /** What a failed wait prints of each peer: the tail of its output, its punch events and its hole-punch stats. */
+  async report(keys: string[]): Promise<string> {
+    const parts = await Promise.all(
+      [...new Set(keys)].map(async (key) => {
+        const p = this.peer(key);
+        const ask = async (path: string): Promise<string> => {
+          if (!p.proc.running) return '(not running)';
+          try {
+            return JSON.stringify(await this.call(key, 'GET', path));
+          } catch (err) {
+            return `(unanswered: ${err instanceof Error ? err.message.split('\n')[0] : String(err)})`;
+          }
+        };
+        const [events, info] = await Promise.all([ask('/events'), ask('/info')]);
+        return `--- ${key} (${p.id}) ---\nevents: ${events}\ninfo: ${info}\n${p.proc.output(60)}`;
+      }),
+    );
+    return parts.join('\n');
   }
 
   /** Resolves once `key` holds a relay reservation (a /p2p-circuit address) and knows its punch port's mapping. */
@@ -130,7 +157,7 @@ export class PunchPeers {
   /** The first punch event at `key` about `other` after the first `skip` events. */
   async nextEvent(key: string, other: string, skip = 0, timeoutMs = 60_000): Promise<PunchEvent> {
     const id = this.id(other);
-    return this.until(key, `a punch event about ${other}`, async () => (await this.events(key)).slice(skip).find((e) => e.peer === id), timeoutMs);
+    return this.until(key, `a punch event about ${other}`, async () => (await this.events(key)).slice(skip).find((e) => e.peer === id), timeoutMs, [other]);
   }
 
   async stopAll(): Promise<void> {
