@@ -12,6 +12,7 @@ import type { Multiaddr } from '@multiformats/multiaddr';
 import { formatEndpoint, sameEndpoint, tcpEndpointOf, type Endpoint } from './endpoint.js';
 import { classifyMapping, type Observation, type PunchMapping } from './mapping.js';
 import { askObservedAddr, askWitness } from './observed-addr.js';
+import { withDeadline } from './deadline.js';
 import { connectFromPort } from './simultaneous-open.js';
 import { upgradeSocket } from './upgrade.js';
 
@@ -132,12 +133,9 @@ export class PunchPort extends TypedEventEmitter<PunchPortEvents> {
     while (!stop.aborted) {
       let conn: Connection | undefined;
       try {
-        const socket = await connectFromPort({ localPort: this.init.port, remote: at, signal: AbortSignal.any([stop, AbortSignal.timeout(this.init.timeoutMs)]) });
-        conn = await upgradeSocket(this.components.upgrader, this.components.logger, socket, {
-          remotePeer: peer,
-          initiator: true,
-          signal: AbortSignal.any([stop, AbortSignal.timeout(this.init.timeoutMs)]),
-        });
+        // withDeadline, not AbortSignal.any with a timeout: see deadline.ts.
+        const socket = await withDeadline(this.init.timeoutMs, stop, (signal) => connectFromPort({ localPort: this.init.port, remote: at, signal }));
+        conn = await withDeadline(this.init.timeoutMs, stop, (signal) => upgradeSocket(this.components.upgrader, this.components.logger, socket, { remotePeer: peer, initiator: true, signal }));
         backoff = 1000;
         loop.conn = conn;
         while (!stop.aborted && conn.status === 'open') {

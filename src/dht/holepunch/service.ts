@@ -19,6 +19,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { coordinate, HOLEPUNCH_PROTOCOL, PUNCH_FAILURE_REASONS, PunchError, refuse, respond, type CoordinationOptions, type PunchFailureReason, type PunchOffer } from './coordination.js';
+import { withDeadline } from './deadline.js';
 import { formatEndpoint, type Endpoint } from './endpoint.js';
 import type { NatType, PunchMapping } from './mapping.js';
 import { serveObservedAddr, serveWitness, OBSERVED_ADDR_PROTOCOL, WITNESS_PROTOCOL } from './observed-addr.js';
@@ -203,7 +204,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
 
   async start(): Promise<void> {
     this.stopping = new AbortController();
-    // Every deadline of every punch listens to it.
+    // Every deadline of every punch in flight listens to it (until the step ends).
     setMaxListeners(Infinity, this.stopping.signal);
     const port = this.init.punchPort !== undefined && this.init.punchPort > 0 ? this.init.punchPort : await freeTcpPort();
     this.port = new PunchPort(this.components, { port, refreshMs: this.opts.refreshMs, timeoutMs: this.opts.coordinationTimeoutMs, maxBackoffMs: 60_000 });
@@ -323,7 +324,7 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     await this.port?.whenObserved(this.opts.coordinationTimeoutMs, this.stopping.signal);
     let stream: Stream;
     try {
-      stream = await relayed.newStream(HOLEPUNCH_PROTOCOL, { runOnLimitedConnection: true, signal: this.deadline(this.opts.coordinationTimeoutMs) });
+      stream = await this.within(this.opts.coordinationTimeoutMs, (signal) => relayed.newStream(HOLEPUNCH_PROTOCOL, { runOnLimitedConnection: true, signal }));
     } catch (err) {
       throw new PunchError('coordination-failed', `could not open a coordination stream: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -363,14 +364,14 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     if (port === undefined) throw new PunchError('aborted', 'not started');
     let socket;
     try {
-      socket = await connectFromPort({ localPort: port.port, remote: target, signal: this.deadline(this.opts.punchTimeoutMs) });
+      socket = await this.within(this.opts.punchTimeoutMs, (signal) => connectFromPort({ localPort: port.port, remote: target, signal }));
     } catch (err) {
       if (this.stopping.signal.aborted) throw new PunchError('aborted', 'the service stopped');
       throw new PunchError('timeout', err instanceof PunchTimeoutError ? err.message : String(err));
     }
     const initiator = this.components.peerId.toString() < peer.toString();
     try {
-      const connection = await upgradeSocket(this.components.upgrader, this.components.logger, socket, { remotePeer: peer, initiator, signal: this.deadline(this.opts.upgradeTimeoutMs) });
+      const connection = await this.within(this.opts.upgradeTimeoutMs, (signal) => upgradeSocket(this.components.upgrader, this.components.logger, socket, { remotePeer: peer, initiator, signal }));
       return { connection, remote: target };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -431,8 +432,9 @@ class HolePunchService extends TypedEventEmitter<HolePunchEvents> implements Hol
     return this.components.connectionManager.getConnections(peer).find((c) => c.status === 'open' && c.limits === undefined && c.direct);
   }
 
-  private deadline(ms: number): AbortSignal {
-    return AbortSignal.any([this.stopping.signal, AbortSignal.timeout(ms)]);
+  /** Runs one step of a punch under its deadline, which the service's stop also ends (deadline.ts: why not AbortSignal.any). */
+  private within<T>(ms: number, step: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return withDeadline(ms, this.stopping.signal, step);
   }
 
   private coolDown(peer: string): void {

@@ -10,8 +10,8 @@ import type { HolePunchStats, PunchFailure, PunchSuccess } from '../../../src/dh
 const PEER = 'testbed/nat/holepunch/peer.ts';
 /** The TCP port every peer listens on (inside its own namespace). */
 export const LISTEN_PORT = 4001;
-/** The debug namespaces each peer logs (the service's and its punch port's). */
-const HOLEPUNCH_LOG = 'volcrawl:holepunch*';
+/** The debug namespaces each peer logs: the service's and its punch port's (not the connections', which would drown them). */
+const HOLEPUNCH_LOG = 'volcrawl:holepunch,volcrawl:holepunch:port';
 
 export type PunchEvent = ({ ev: 'success' } & Omit<PunchSuccess, 'connection'> & { remoteAddr: string }) | ({ ev: 'failure' } & PunchFailure);
 export interface ConnInfo {
