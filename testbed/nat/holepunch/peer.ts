@@ -14,6 +14,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { multiaddr } from '@multiformats/multiaddr';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { createPunchNode, describeConnection, echoOver } from './node.js';
@@ -32,9 +34,20 @@ const { values: v } = parseArgs({
     'punch-through-symmetric': { type: 'boolean', default: false },
     'max-attempts': { type: 'string', default: '3' },
     'punch-timeout-ms': { type: 'string', default: '10000' },
+    // Run a full garbage collection this often (0: never). A punch that nobody answers ends
+    // only at its deadline, and on Node 20 AbortSignal.any lost a timeout to any collection
+    // (src/dht/holepunch/deadline.ts): the forced-symmetric case collects every 250 ms, so
+    // such a deadline is lost every time instead of now and then under load.
+    'gc-every-ms': { type: 'string', default: '0' },
   },
 });
 if (v.control === undefined) throw new Error('--control <unix socket path> is required');
+const gcEveryMs = Number(v['gc-every-ms']);
+if (gcEveryMs > 0) {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  setInterval(gc, gcEveryMs).unref();
+}
 
 const node = await createPunchNode({
   listen: v.listen,
