@@ -4,9 +4,10 @@
 // signal inside a composite is held only weakly (nodejs/node#57736), so a
 // garbage collection before it fires loses it and the composite never aborts.
 // A punch whose SYNs went unanswered then waited for the kernel to give up
-// (about two minutes) and ended in no event at all — the forced-symmetric case
-// of test/nat/holepunch.test.ts, intermittently, on loaded machines where a GC
-// falls inside the 4 s punch window. Here the pending timer holds the
+// (about two minutes), connected again, and never ended: no event, the attempt
+// in flight and the peer busy for good — the forced-symmetric case of
+// test/nat/holepunch.test.ts, intermittently, on loaded machines where a major
+// GC falls inside the 4 s punch window. Here the pending timer holds the
 // controller, so the deadline fires whatever the GC does, and `clear()` drops
 // the timer and the listener on the parent (a long-lived signal: the service's
 // own stop) once the step is over.
