@@ -41,10 +41,11 @@ describe.skipIf(unsupported !== null)('TCP hole punching between NATed volunteer
     const observers = ['relay', 'observer'].flatMap((p) => ['--observer', peers.addr(p)]);
     const natted = ['cone1', 'cone2', 'sym', 'cgncone', 'cgnsym1'];
     // Two more that ignore the NAT type (measurement mode, for the last test): one attempt, a 4 s punch deadline,
-    // and a full garbage collection every 250 ms: their unanswered punch ends only at that deadline, which must
-    // survive collections (Node 20's AbortSignal.any lost it to one, and the punch hung with no event).
+    // and a full garbage collection every second (at least three in each punch window): their unanswered punch
+    // ends only at that deadline, which must survive collections (Node 20's AbortSignal.any lost it to one, and
+    // the punch hung with no event).
     const forced = ['symforce', 'coneforce'];
-    const forceArgs = ['--punch-through-symmetric', '--max-attempts', '1', '--punch-timeout-ms', '4000', '--gc-every-ms', '250'];
+    const forceArgs = ['--punch-through-symmetric', '--max-attempts', '1', '--punch-timeout-ms', '4000', '--gc-every-ms', '1000'];
     await Promise.all([...natted, ...forced].map((h) => peers.start(h, ['--reserve', peers.addr('relay'), ...observers, '--allow-private', ...(forced.includes(h) ? forceArgs : [])])));
     await Promise.all([...natted, ...forced].map((h) => peers.ready(h)));
   }, 300_000);

@@ -36,7 +36,7 @@ const { values: v } = parseArgs({
     'punch-timeout-ms': { type: 'string', default: '10000' },
     // Run a full garbage collection this often (0: never). A punch that nobody answers ends
     // only at its deadline, and on Node 20 AbortSignal.any lost a timeout to any collection
-    // (src/dht/holepunch/deadline.ts): the forced-symmetric case collects every 250 ms, so
+    // (src/dht/holepunch/deadline.ts): the forced-symmetric case collects every second, so
     // such a deadline is lost every time instead of now and then under load.
     'gc-every-ms': { type: 'string', default: '0' },
   },
