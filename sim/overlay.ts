@@ -25,7 +25,7 @@
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../src/dht/announce.js';
 import { predictRttAt } from '../src/coords/index.js';
 import { blockIndices, cellIndex, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
-import { answerComplete, candidatesFrom, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, cellSearchOptions, HASH_CACHE_TTL_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP, type CellSearchOptions } from '../src/dht/cell-search.js';
+import { answerComplete, candidatesFrom, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, cellSearchOptions, HASH_CACHE_TTL_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP, sampleRank, type CellSearchOptions } from '../src/dht/cell-search.js';
 import { hash32, keepLeast } from './spatial.js';
 import { EventQueue } from './heap.js';
 import type { FlatCoords } from './flat-coords.js';
@@ -159,6 +159,12 @@ export class Overlay {
   private readonly chunkHi: Float64Array;
   private readonly chunkMinHeight: Float64Array;
   private readonly fetchedAt: Float64Array;
+  /** The provider sample's salt of each cell's cached answer (cell-search.ts
+   * providerSample: a fresh draw per fetch, here from the cell and its fetch count). */
+  private readonly winSalt: Uint32Array;
+  private readonly fetchNo: Int32Array;
+  /** Scratch for the sample's ranks. */
+  private ranks = new Float64Array(64);
   /** Cells served from the cache past their TTL in this search: refreshed once it is done. */
   private readonly refresh: Int32Array;
   private refreshing = 0;
@@ -282,6 +288,8 @@ export class Overlay {
     this.changes = new Int32Array(nCells);
     this.builtChanges = new Int32Array(nCells).fill(-1);
     this.fetchedAt = new Float64Array(nCells).fill(-Infinity);
+    this.winSalt = new Uint32Array(nCells);
+    this.fetchNo = new Int32Array(nCells);
     this.refresh = new Int32Array(L * B);
     this.hostLast = new Float64Array(H).fill(-Infinity);
     this.online = new Uint8Array(C);
@@ -456,8 +464,11 @@ export class Overlay {
       this.cutAnswers++;
     }
     this.winCount[cell] = got;
-    // The same records as the answer packed last (nothing added or lapsed, the same cut): it stands.
-    if (this.winCut[cell] !== (whole ? 0 : 1) || this.builtChanges[cell] !== this.changes[cell]) this.winBuilt[cell] = 0;
+    // A fresh sample for every answer (cell-search.ts providerSample).
+    this.fetchNo[cell]!++;
+    this.winSalt[cell] = hash32(hash32(cell, 0x73616d70) + this.fetchNo[cell]!, 0x6c74);
+    // The same records as the answer packed last (nothing added or lapsed, the same cut, no sample drawn): it stands.
+    if (this.winCut[cell] !== (whole ? 0 : 1) || this.builtChanges[cell] !== this.changes[cell] || got > this.o.search.perCell) this.winBuilt[cell] = 0;
     this.winCut[cell] = whole ? 0 : 1;
     this.winComplete[cell] = answerComplete(got, whole, this.o.search) ? 1 : 0;
     this.fetchedAt[cell] = t;
@@ -487,6 +498,7 @@ export class Overlay {
       for (let w = a0; w < a0 + got; w++) if (keep.has(this.winIds[w]!)) this.winIds[a0 + k++] = this.winIds[w]!;
       got = k;
     }
+    got = this.sample(cell, a0, got);
     for (let w = a0; w < a0 + got; w++) {
       const c = this.winIds[w]!;
       for (let a = 0; a < d; a++) this.winVec[w * d + a] = this.crawlers.vec[c * d + a]!;
@@ -515,6 +527,31 @@ export class Overlay {
     this.winLen[cell] = got;
     this.winBuilt[cell] = 1;
     this.builtChanges[cell] = this.changes[cell]!;
+  }
+
+  /** Keeps the answer's provider sample in winIds[a0 .. a0 + got) (in place,
+   * in order): the perCell of least sampleRank(crawler, salt); returns how many. */
+  private sample(cell: number, a0: number, got: number): number {
+    const k = this.o.search.perCell;
+    if (got <= k) return got;
+    if (this.ranks.length < 2 * got) this.ranks = new Float64Array(2 * got);
+    const salt = this.winSalt[cell]!;
+    const ranks = this.ranks.subarray(0, got);
+    for (let i = 0; i < got; i++) ranks[i] = sampleRank(this.winIds[a0 + i]!, salt);
+    const sorted = this.ranks.subarray(got, 2 * got);
+    sorted.set(ranks);
+    sorted.sort();
+    // Ranks are distinct (hash32 is a bijection and the crawlers differ): exactly k pass.
+    const cut = sorted[k - 1]!;
+    let n = 0;
+    for (let i = 0; i < got; i++) if (ranks[i]! <= cut) this.winIds[a0 + n++] = this.winIds[a0 + i]!;
+    return n;
+  }
+
+  /** The salt of a cell's cached answer's sample (for tests: a live answer carrying it gives the same sample; 0 for a cell never fetched). */
+  answerSalt(cell: { level: number; index: readonly number[] }): number {
+    const id = this.cellKeys.indexOf(`${cell.level}/${cell.index.join(',')}`);
+    return id < 0 ? 0 : this.winSalt[id]!;
   }
 
   /** A lower bound on the predicted RTT from host h to any member of chunk q. */
@@ -547,7 +584,7 @@ export class Overlay {
         const cell = this.blocks[base + li * B + j]!;
         if (cell < 0) continue;
         this.serve(cell, t);
-        count += this.winCount[cell]!;
+        count += Math.min(this.winCount[cell]!, this.o.search.perCell);
         if (!this.winComplete[cell]) complete = false;
       }
       this.levelCounts[k++] = count;

@@ -4,6 +4,7 @@
 import { predictRttAt } from '../src/coords/index.js';
 import type { Rng } from '../src/rng.js';
 import type { FlatCoords } from './flat-coords.js';
+import { hash32 } from '../src/rng.js';
 
 /**
  * Each point's k nearest other points by predicted RTT (predictRtt), nearest
@@ -115,14 +116,8 @@ export function kthSmallest(a: Float64Array, n: number, k: number, scratch: Floa
   return scratch[k - 1]!;
 }
 
-/** A 32-bit integer hash (murmur3's finaliser): pseudo-random, stable orders. */
-export function hash32(x: number, seed: number): number {
-  let z = (x ^ seed) >>> 0;
-  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-  z = Math.imul(z ^ (z >>> 16), 0x27d4eb2f);
-  return (z ^ (z >>> 15)) >>> 0;
-}
+/** A 32-bit integer hash (src/rng.ts; the cell search's provider sample uses it too). */
+export { hash32 };
 
 /** Consistent hashing: a host goes to the first online crawler clockwise of its hash. */
 export class HashRing {

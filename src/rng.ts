@@ -44,6 +44,16 @@ export class Sfc32 implements Rng {
   }
 }
 
+/** A 32-bit integer hash (murmur3's finaliser, a bijection on 32 bits):
+ * pseudo-random, stable orders. */
+export function hash32(x: number, seed: number): number {
+  let z = (x ^ seed) >>> 0;
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+  z = Math.imul(z ^ (z >>> 16), 0x27d4eb2f);
+  return (z ^ (z >>> 15)) >>> 0;
+}
+
 export function createRng(seed: number): Rng {
   return new Sfc32(seed);
 }

@@ -52,6 +52,21 @@ export function providerTiming(ttlMs: number = DEFAULT_PROVIDER_TTL_MS): { valid
   };
 }
 
+/** The adaptive-announcing rule (the Announcer follows it live, the simulator
+ * models it: sim/overlay.ts). After counting `count` crawlers in its finest
+ * announced cell, a crawler announcing `depth` of `levels` levels (coarsest
+ * first) announces one level finer when that cell is dense. */
+export function announceFiner(count: number, depth: number, levels: number, denseAt: number = DEFAULT_DENSE_CELL): boolean {
+  return count >= denseAt && depth < levels;
+}
+
+/** Otherwise, with two levels or more announced, it counts the cell above its
+ * finest one and drops the finest level when that holds fewer than half the
+ * dense mark (routers stop above it: nobody reads the finest record). */
+export function dropFinest(countAbove: number, depth: number, denseAt: number = DEFAULT_DENSE_CELL): boolean {
+  return depth >= 2 && countAbove < denseAt / 2;
+}
+
 export interface AnnouncerOptions {
   libp2p: Libp2p;
   coord: () => Coordinate;
@@ -193,7 +208,7 @@ export class Announcer {
     const finest = announced[0]!;
     this.densityChecks++;
     const n = await this.count(finest).catch(() => 0);
-    if (n >= dense && this.depth < levelCount) {
+    if (announceFiner(n, this.depth, levelCount, dense)) {
       this.depth++;
       this.o.log?.debug({ cell: finest.name, providers: n, levels: this.depth }, 'dense cell: announcing one level finer');
       return;
@@ -201,7 +216,7 @@ export class Announcer {
     if (announced.length < 2) return;
     this.densityChecks++;
     const above = await this.count(announced[1]!).catch(() => Infinity);
-    if (above < dense / 2) {
+    if (dropFinest(above, announced.length, dense)) {
       this.depth--;
       this.o.log?.debug({ cell: announced[1]!.name, providers: above, levels: this.depth }, 'sparse cell: finest level dropped');
     }

@@ -16,11 +16,14 @@ import type { Logger } from 'pino';
 import type { Cell } from './cells.js';
 import { answerComplete, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP } from './cell-search.js';
 import { deadlineSignal } from './wire.js';
+import type { Rng } from '../rng.js';
 
 export interface CellProviders {
   ids: string[];
   /** Every crawler announced in the cell, as far as its record holders know. */
   complete: boolean;
+  /** The salt of this answer's provider sample (cell-search.ts providerSample), drawn when it arrived (absent: 0). */
+  salt?: number;
 }
 
 export interface CellLookupOptions {
@@ -36,6 +39,8 @@ export interface CellLookupOptions {
   timeoutMs?: number;
   /** Cells remembered at most (the least recently fetched go first). */
   maxEntries?: number;
+  /** Draws each answer's sample salt (default: Math.random). */
+  rng?: Rng;
   log?: Logger;
 }
 
@@ -95,7 +100,7 @@ export class CellLookup {
       },
       () => {
         entry.pending = undefined;
-        return entry.value ?? { ids: [], complete: false };
+        return entry.value ?? { ids: [], complete: false, salt: 0 };
       },
     );
     entry.pending = pending;
@@ -133,6 +138,7 @@ export class CellLookup {
     ids.delete(self);
     // A lookup cut short by its deadline may have missed holders: not complete.
     const complete = answerComplete(ids.size, finished && !truncated, { ...DEFAULT_CELL_SEARCH, denseAt: this.o.denseAt ?? DEFAULT_CELL_SEARCH.denseAt });
-    return { ids: [...ids], complete };
+    const salt = Math.floor((this.o.rng?.next() ?? Math.random()) * 2 ** 32) >>> 0;
+    return { ids: [...ids], complete, salt };
   }
 }

@@ -17,15 +17,33 @@
 // holders answer with every provider they store, so a dense coarse cell gave
 // hundreds of candidates — the whole network at the coarsest level — each one
 // an info query and a ranking entry; a finer level exists to avoid that.)
+//
+// A bounded sample per cell: of each cell's answer at most `perCell`
+// providers become candidates (kad-dht's k = 20, what one findProviders
+// answer from the querier's own store carries), so a dense cell — one with
+// no finer level left, or widened into — costs the Router as many info
+// queries and ranking entries as a sparse one. Which ones: a uniform
+// pseudo-random draw, fresh for every answer fetched — the K providers whose
+// hash32(key, salt) is least, `salt` drawn when the answer arrives (live:
+// cell-lookup.ts draws it from its Rng; the simulator from the cell and its
+// fetch count), `key` a 32-bit hash of the provider (live: FNV-1a of its
+// peer id; the simulator: its index). No region, age or peer id is favoured,
+// and a new draw every cache refresh (30 s) spreads a dense cell's tasks over
+// all its crawlers in turn. The draw ignores the host: the Router's ranking
+// chooses among the sample by RTT and load.
 
 import { DEFAULT_DENSE_CELL, levels, type CellOptions } from './cells.js';
 import { mergeOptions, optionChecker } from '../options.js';
+import { hash32 } from '../rng.js';
 
 export interface CellSearchOptions {
   /** A cell answer with this many providers or more counts as dense: look one level finer. */
   denseAt: number;
   /** Widen the candidates to coarser levels looked up while fewer than this many. */
   minCandidates: number;
+  /** At most this many providers of one cell's answer become candidates (a
+   * uniform sample: providerSample); Infinity keeps them all. */
+  perCell: number;
 }
 
 /** How long a cell's answer is served before a background refresh, and the
@@ -44,13 +62,14 @@ export const HASH_CACHE_TTL_MS = 5_000;
  * cut only when the querier itself holds the cell's records. */
 export const LOCAL_PROVIDER_CAP = 20;
 
-export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8 });
+export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8, perCell: LOCAL_PROVIDER_CAP });
 
 export function cellSearchOptions(partial: Partial<CellSearchOptions> = {}): CellSearchOptions {
   const o = mergeOptions('cellSearchOptions', DEFAULT_CELL_SEARCH, partial);
   const check = optionChecker('cellSearchOptions');
   check(Number.isInteger(o.denseAt) && o.denseAt >= 1, `denseAt must be an integer >= 1, got ${o.denseAt}`);
   check(Number.isInteger(o.minCandidates) && o.minCandidates >= 0, `minCandidates must be an integer >= 0, got ${o.minCandidates}`);
+  check((Number.isInteger(o.perCell) && o.perCell >= 1) || o.perCell === Infinity, `perCell must be an integer >= 1 or Infinity, got ${o.perCell}`);
   return o;
 }
 
@@ -82,4 +101,32 @@ export function candidatesFrom(providersPerLevel: ArrayLike<number>, o: CellSear
   let i = looked - 1;
   while (i > 0 && providersPerLevel[i]! < o.minCandidates) i--;
   return i;
+}
+
+/** A provider's 32-bit sample key from its peer id (FNV-1a of the string). */
+export function peerSampleKey(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** A provider's place in the sample drawn with `salt`: the least perCell are kept. */
+export function sampleRank(key: number, salt: number): number {
+  return hash32(key, salt);
+}
+
+/** The candidates of one cell's answer: every provider when at most perCell,
+ * else the perCell of least sampleRank(key, salt), in the answer's order. */
+export function providerSample<T>(ids: readonly T[], key: (id: T) => number, salt: number, perCell: number): T[] {
+  if (ids.length <= perCell) return [...ids];
+  const kept = ids
+    .map((id, i) => ({ i, r: sampleRank(key(id), salt) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .slice(0, perCell)
+    .map((x) => x.i)
+    .sort((a, b) => a - b);
+  return kept.map((i) => ids[i]!);
 }

@@ -6,8 +6,9 @@
 // within half a cell side of c, and finer cells only hold a subset of it, so
 // the search stops there; a dense cell (or an incomplete answer) sends it one
 // level finer, where the block is smaller. Candidates are the providers of the
-// finest level looked up, widened coarser while fewer than minCandidates
-// (cell-search.ts, the rules the simulator follows too), judged by their current coordinate (provider records can be
+// finest level looked up, widened coarser while fewer than minCandidates, at
+// most perCell of each cell's answer (a uniform sample, drawn afresh for every
+// answer: cell-search.ts, the rules the simulator follows too), judged by their current coordinate (provider records can be
 // stale: a crawler moved); coordinates older than `staleMs` are refreshed in the
 // background, unknown ones asked for before ranking. Candidates are ranked by
 // the placement policy (placement.ts: predicted RTT to the host, inflated by
@@ -22,7 +23,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import type { Coordinate } from '../coords/index.js';
 import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
 import { CellLookup } from './cell-lookup.js';
-import { candidatesFrom, cellSearchOptions, HASH_CACHE_TTL_MS, levelStops, searchLevels, type CellSearchOptions } from './cell-search.js';
+import { candidatesFrom, cellSearchOptions, HASH_CACHE_TTL_MS, levelStops, peerSampleKey, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
 import { placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
@@ -43,6 +44,11 @@ export interface RouterOptions {
   denseCell?: number;
   /** Candidates are the finest level's providers, widened coarser while fewer than this (cell-search.ts). */
   minCandidates?: number;
+  /** At most this many providers of one cell's answer become candidates, a
+   * uniform sample drawn afresh for every answer (cell-search.ts providerSample). */
+  perCell?: number;
+  /** A provider's sample key from its peer id (default: cell-search.ts peerSampleKey). */
+  sampleKey?: (id: string) => number;
   /** Peer coordinates/loads older than this are refreshed with an info query (in the background), ms. */
   staleMs?: number;
   /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction)
@@ -111,7 +117,7 @@ export class Router {
   constructor(opts: RouterOptions) {
     this.o = opts;
     this.policy = placementOptions({ ...opts.placement, loadWeight: opts.loadWeight, maxAttempts: opts.maxAttempts });
-    this.search = cellSearchOptions({ denseAt: opts.denseCell, minCandidates: opts.minCandidates });
+    this.search = cellSearchOptions({ denseAt: opts.denseCell, minCandidates: opts.minCandidates, perCell: opts.perCell });
     this.cellLookup = new CellLookup({
       libp2p: opts.libp2p,
       ttlMs: opts.cacheTtlMs,
@@ -154,7 +160,10 @@ export class Router {
       fetched += block.filter((cell) => !this.cellLookup.cached(cell)).length;
       const answers = await Promise.all(block.map((cell) => this.cellLookup.providers(cell)));
       const ids = new Map<string, string[]>();
-      for (const [i, a] of answers.entries()) for (const id of a.ids) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
+      const key = this.o.sampleKey ?? peerSampleKey;
+      for (const [i, a] of answers.entries()) {
+        for (const id of providerSample(a.ids, key, a.salt ?? 0, this.search.perCell)) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
+      }
       perLevel.push(ids);
       if (ids.size > 0) finest = level;
       if (levelStops(answers.map((a) => a.complete))) break;

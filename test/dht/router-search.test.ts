@@ -2,7 +2,7 @@
 // the same provider records give the same candidates in both.
 import { describe, expect, it } from 'vitest';
 import { announceCells, type Cell } from '../../src/dht/cells.js';
-import { answerComplete, candidatesFrom, cellSearchOptions, levelStops, searchLevels } from '../../src/dht/cell-search.js';
+import { answerComplete, candidatesFrom, cellSearchOptions, levelStops, peerSampleKey, providerSample, searchLevels } from '../../src/dht/cell-search.js';
 import { DEFAULT_CELLS } from '../../src/dht/cells.js';
 import { PeerTable } from '../../src/dht/peers.js';
 import { Router } from '../../src/dht/router.js';
@@ -24,6 +24,24 @@ describe('cell search rules', () => {
     expect(candidatesFrom([500, 5, 3], o)).toBe(0);
     expect(candidatesFrom([500, 5, 3, 99], o, 3)).toBe(0);
     expect(() => cellSearchOptions({ denseAt: 0 })).toThrow(/denseAt/);
+    expect(() => cellSearchOptions({ perCell: 0 })).toThrow(/perCell/);
+  });
+
+  it('a bounded sample per cell: at most perCell, in the answer\'s order, a fresh uniform draw per salt', () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `peer-${i}`);
+    expect(providerSample(ids.slice(0, 20), peerSampleKey, 7, 20)).toEqual(ids.slice(0, 20));
+    const one = providerSample(ids, peerSampleKey, 7, 20);
+    expect(one).toHaveLength(20);
+    expect(one).toEqual(ids.filter((id) => one.includes(id)));
+    expect(providerSample(ids, peerSampleKey, 7, 20)).toEqual(one);
+    expect(providerSample(ids, peerSampleKey, 8, 20)).not.toEqual(one);
+    // Over 2 000 draws each provider is kept about 20 % of the time, early or late in the list alike.
+    const kept = new Array<number>(100).fill(0);
+    for (let salt = 0; salt < 2000; salt++) for (const id of providerSample(ids, peerSampleKey, salt, 20)) kept[Number(id.slice(5))]!++;
+    expect(Math.min(...kept)).toBeGreaterThan(300);
+    expect(Math.max(...kept)).toBeLessThan(500);
+    const firstHalf = kept.slice(0, 50).reduce((a, b) => a + b, 0);
+    expect(Math.abs(firstHalf - 20_000)).toBeLessThan(1000);
   });
 });
 
@@ -41,8 +59,12 @@ function world(seed: number): { hosts: [number, number][]; crawlers: [number, nu
 const flat = (xy: [number, number][]): FlatCoords => ({ vec: Float64Array.from(xy.flat()), height: new Float64Array(xy.length).fill(3), dims: 2 });
 
 describe('the live Router and the simulator search alike', () => {
-  for (const rules of [{ denseAt: 64, minCandidates: 8 }, { denseAt: 16, minCandidates: 30 }]) {
-    it(`the same provider records give the same candidates (denseAt ${rules.denseAt}, minCandidates ${rules.minCandidates})`, async () => {
+  for (const rules of [
+    { denseAt: 64, minCandidates: 8, perCell: 20 },
+    { denseAt: 16, minCandidates: 30, perCell: 20 },
+    { denseAt: 64, minCandidates: 8, perCell: Infinity },
+  ]) {
+    it(`the same provider records give the same candidates (denseAt ${rules.denseAt}, minCandidates ${rules.minCandidates}, perCell ${rules.perCell})`, async () => {
       const { hosts, crawlers } = world(7);
       // The records every holder stores: cell name → crawler ids (each crawler announces one cell per level).
       const records = new Map<string, string[]>();
@@ -52,25 +74,30 @@ describe('the live Router and the simulator search alike', () => {
         for (const cell of announceCells({ vec: xy })) records.set(cell.name, [...(records.get(cell.name) ?? []), id]);
         peers.note(id, { coord: { vec: Float64Array.from(xy), height: 3, error: 0.2 }, crawler: true });
       });
-      const live = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: {} as never, denseCell: rules.denseAt, minCandidates: rules.minCandidates });
-      // A CellLookup whose every answer is a record holder's whole list (as kad-dht's remote holders answer).
+      // The sample's key: the simulator's crawler index (live: a hash of the peer id).
+      const sampleKey = (id: string): number => Number(id.slice('crawler-'.length));
+      const live = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: {} as never, denseCell: rules.denseAt, minCandidates: rules.minCandidates, perCell: rules.perCell, sampleKey });
+      const sim = new Overlay(flat(hosts), flat(crawlers), { search: rules, ownStore: false });
+      // A CellLookup whose every answer is a record holder's whole list (as kad-dht's remote holders answer),
+      // its sample salt the one the simulator drew for the same answer.
       let asked = 0;
+      let sampled = 0;
       live.cellLookup.providers = (cell: Cell) => {
         asked++;
         const ids = records.get(cell.name) ?? [];
-        return Promise.resolve({ ids, complete: answerComplete(ids.length, true, live.search) });
+        if (ids.length > rules.perCell) sampled++;
+        return Promise.resolve({ ids, complete: answerComplete(ids.length, true, live.search), salt: sim.answerSalt(cell) });
       };
       live.cellLookup.cached = () => true;
-      const sim = new Overlay(flat(hosts), flat(crawlers), { search: rules, ownStore: false });
       crawlers.forEach((_, c) => sim.join(c, 0));
       const out = new Int32Array(sim.maxFound);
       const rtt = new Float64Array(sim.maxFound);
       const sizes = new Set<number>();
       for (let h = 0; h < hosts.length; h++) {
         const before = { asked, lookups: sim.lookups + sim.cacheHits };
+        const n = sim.search(h, 0, out, rtt);
         const found = await live.lookup({ vec: Float64Array.from(hosts[h]!), height: 3, error: 0.2 });
         const liveIds = found.states.map((p) => p.id).sort();
-        const n = sim.search(h, 0, out, rtt);
         const simIds = Array.from(out.subarray(0, n), (c) => `crawler-${c}`).sort();
         expect(simIds, `host ${h}`).toEqual(liveIds);
         // The same cells looked up.
@@ -79,6 +106,8 @@ describe('the live Router and the simulator search alike', () => {
       }
       // The cases differ: some hosts stop coarse, some go finer, some widen back.
       expect(sizes.size).toBeGreaterThan(3);
+      // Some answers held more than perCell providers: the sample was drawn, alike.
+      if (rules.perCell < Infinity) expect(sampled).toBeGreaterThan(0);
     });
   }
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../../src/dht/announce.js';
 import { announceCells, blockAround, DEFAULT_CELLS, levels } from '../../src/dht/cells.js';
+import { DEFAULT_CELL_SEARCH } from '../../src/dht/cell-search.js';
 import { DEFAULT_OVERLAY_OPTIONS, kadLookupMessages, Overlay, recordSchedule } from '../../sim/overlay.js';
 import type { FlatCoords } from '../../sim/flat-coords.js';
 
@@ -94,7 +95,7 @@ describe('simulated overlay: the search of cell-search.ts', () => {
     expect(run(sparse, 0, 1)).toHaveLength(10);
     expect(sparse.lookups).toBe(blockCells(sparse, 0, [3]));
     // Cells of 10 are dense at denseAt 10: every level is looked up, coarsest first.
-    const dense = new Overlay(points([[8, 8]]), points(xy), { search: { denseAt: 10, minCandidates: 1 } });
+    const dense = new Overlay(points([[8, 8]]), points(xy), { search: { denseAt: 10, minCandidates: 1, perCell: 20 } });
     for (let c = 0; c < 10; c++) dense.join(c, 0);
     expect(run(dense, 0, 1)).toHaveLength(10);
     expect(dense.lookups).toBe(blockCells(dense, 0, [3, 2, 1, 0]));
@@ -106,11 +107,13 @@ describe('simulated overlay: the search of cell-search.ts', () => {
     const xy: [number, number][] = [[10, 10], [12, 9], [7, 14]];
     for (let i = 0; i < 70; i++) xy.push([-900 + (i % 10), -900 + Math.floor(i / 10)]);
     const hosts = points([[8, 8]]);
-    const few = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 2 }, ownStore: false });
-    const more = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8 }, ownStore: false });
+    const few = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 2, perCell: Infinity }, ownStore: false });
+    const more = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8, perCell: Infinity }, ownStore: false });
+    const sampled = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8, perCell: 20 }, ownStore: false });
     for (let c = 0; c < xy.length; c++) {
       few.join(c, 0);
       more.join(c, 0);
+      sampled.join(c, 0);
     }
     // Level 2 is dense (73 in one cell), level 4's block holds the 3 near ones, complete: the search stops there.
     expect(run(few, 0, 1)).toEqual([0, 1, 2]);
@@ -119,6 +122,11 @@ describe('simulated overlay: the search of cell-search.ts', () => {
     // Three are fewer than 8: the candidates widen to level 2's providers.
     expect(run(more, 0, 1)).toHaveLength(73);
     expect(more.lookups).toBe(blockCells(more, 0, [3, 2]));
+    // At most perCell of one cell's answer: the 3 of one cell, 20 of the 70 of another.
+    const got = run(sampled, 0, 1);
+    expect(got).toHaveLength(23);
+    expect(got.slice(0, 3)).toEqual([0, 1, 2]);
+    expect(sampled.lastFound).toBe(23);
   });
 
   it('serves a cached answer while younger than the max-stale age, refreshing it once past the TTL; a crawler that joined shows after the refresh', () => {
@@ -150,7 +158,7 @@ describe('simulated overlay: the search of cell-search.ts', () => {
     const xy: [number, number][] = Array.from({ length: 30 }, (_, i) => [1 + (i % 6), 1 + Math.floor(i / 6)]);
     const one = { ...DEFAULT_CELLS, minLevel: 8, maxLevel: 8 };
     const own = new Overlay(points([[4, 4]]), points(xy), { cells: one, kadK: 64 });
-    const remote = new Overlay(points([[4, 4]]), points(xy), { cells: one, ownStore: false });
+    const remote = new Overlay(points([[4, 4]]), points(xy), { cells: one, ownStore: false, search: { ...DEFAULT_CELL_SEARCH, perCell: Infinity } });
     for (let c = 29; c >= 0; c--) {
       own.join(c, 29 - c);
       remote.join(c, 29 - c);
