@@ -22,7 +22,7 @@
 // and a count of what the live system pays for it: DHT lookups and provides,
 // each a Kademlia query of ⌈log₂ n⌉ rounds of α messages (a provide adds k
 // ADD_PROVIDER messages).
-import { DEFAULT_PROVIDER_TTL_MS, providerTiming } from '../src/dht/announce.js';
+import { announceFiner, DEFAULT_PROVIDER_TTL_MS, dropFinest, providerTiming } from '../src/dht/announce.js';
 import { predictRttAt } from '../src/coords/index.js';
 import { blockIndices, cellIndex, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
 import { answerComplete, candidatesFrom, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, cellSearchOptions, HASH_CACHE_TTL_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP, sampleRank, type CellSearchOptions } from '../src/dht/cell-search.js';
@@ -51,6 +51,12 @@ export interface OverlayOptions {
    * stores the record on the k closest nodes). kad-dht defaults. */
   kadAlpha: number;
   kadK: number;
+  /** Adaptive announcing (announce.ts): a crawler provides the coarsest level,
+   * and a finer one only while its finest announced cell is dense; false:
+   * every level (the model before session 9). */
+  adaptive: boolean;
+  /** Gap between a crawler's counts of its finest announced cell, ms (live: half the provider TTL). */
+  densityCheckMs: number;
 }
 
 export const DEFAULT_OVERLAY_OPTIONS: Readonly<OverlayOptions> = Object.freeze({
@@ -63,6 +69,8 @@ export const DEFAULT_OVERLAY_OPTIONS: Readonly<OverlayOptions> = Object.freeze({
   ownStore: true,
   kadAlpha: 3,
   kadK: 20,
+  adaptive: true,
+  densityCheckMs: providerTiming(DEFAULT_PROVIDER_TTL_MS).thresholdMs,
 });
 
 export function overlayOptions(partial: Partial<OverlayOptions> = {}): OverlayOptions {
@@ -75,6 +83,7 @@ export function overlayOptions(partial: Partial<OverlayOptions> = {}): OverlayOp
   if (!(o.cacheTtlMs >= 0)) bad(`cacheTtlMs must be >= 0, got ${o.cacheTtlMs}`);
   if (!(o.maxStaleMs >= o.cacheTtlMs)) bad(`maxStaleMs must be >= cacheTtlMs, got ${o.maxStaleMs}`);
   if (!(o.hashCacheTtlMs >= 0)) bad(`hashCacheTtlMs must be >= 0, got ${o.hashCacheTtlMs}`);
+  if (!(o.densityCheckMs > 0)) bad(`densityCheckMs must be > 0, got ${o.densityCheckMs}`);
   if (!(Number.isInteger(o.kadAlpha) && o.kadAlpha >= 1 && Number.isInteger(o.kadK) && o.kadK >= 1)) bad('kadAlpha and kadK must be integers >= 1');
   return o;
 }
@@ -171,9 +180,21 @@ export class Overlay {
   private readonly hostLast: Float64Array;
   private readonly online: Uint8Array;
   private readonly joinedAt: Float64Array;
-  /** A crawler's records are found from recordFrom (its join, unless an earlier record still held) until recordUntil (Infinity while online). */
-  private readonly recordFrom: Float64Array;
-  readonly recordUntil: Float64Array;
+  /** Crawler c's record at level index li (r = c·L + li) is found from
+   * recFrom[r] (its first provide, unless an earlier record still held) until
+   * recUntil[r] (Infinity while re-provided); recSince[r]: its first provide
+   * since re-providing began (re-provides follow every reprovideEvery). */
+  private readonly recFrom: Float64Array;
+  private readonly recUntil: Float64Array;
+  private readonly recSince: Float64Array;
+  /** Levels crawler c announces, coarsest first (adaptive announcing: 1 .. L). */
+  private readonly depth: Uint8Array;
+  /** Level index of each cell. */
+  private readonly cellLevel: Uint8Array;
+  /** Each online crawler's next density count (countAt[c]: its time, NaN when none). */
+  private readonly counts = new EventQueue();
+  private readonly countAt: Float64Array;
+  private readonly countEvery: number;
   private readonly seen: Int32Array;
   private stamp = 0;
   private readonly hosts: FlatCoords;
@@ -194,6 +215,9 @@ export class Overlay {
   lookupMessages = 0;
   provides = 0;
   provideMessages = 0;
+  /** Crawlers' counts of their cells (adaptive announcing: GET_PROVIDERS lookups, paid as one lookup each). */
+  densityCounts = 0;
+  densityMessages = 0;
   /** Cell answers served from the Router's cache (a refresh past the TTL is paid as a lookup too). */
   cacheHits = 0;
   /** Cell answers cut to LOCAL_PROVIDER_CAP by the manager's own store. */
@@ -294,8 +318,18 @@ export class Overlay {
     this.hostLast = new Float64Array(H).fill(-Infinity);
     this.online = new Uint8Array(C);
     this.joinedAt = new Float64Array(C);
-    this.recordFrom = new Float64Array(C).fill(Infinity);
-    this.recordUntil = new Float64Array(C).fill(-Infinity);
+    this.recFrom = new Float64Array(C * L).fill(Infinity);
+    this.recUntil = new Float64Array(C * L).fill(-Infinity);
+    this.recSince = new Float64Array(C * L);
+    this.depth = new Uint8Array(C);
+    this.countAt = new Float64Array(C).fill(NaN);
+    this.countEvery = this.o.densityCheckMs / MS_PER_MINUTE;
+    this.cellLevel = new Uint8Array(nCells);
+    for (let i = 0; i < this.crawlerCell.length; i++) this.cellLevel[this.crawlerCell[i]!] = i % L;
+    for (let h = 0; h < H; h++) for (let li = 0; li < L; li++) for (let j = 0; j < B; j++) {
+      const cell = this.blocks[(h * L + li) * B + j]!;
+      if (cell >= 0) this.cellLevel[cell] = li;
+    }
     this.seen = new Int32Array(C);
     this.levelCounts = new Int32Array(L);
     const sched = recordSchedule(this.o.providerTtlMs);
@@ -305,7 +339,7 @@ export class Overlay {
     this.maxStaleMinutes = this.o.maxStaleMs / MS_PER_MINUTE;
   }
 
-  /** Cells a crawler announces (one per level). */
+  /** Cells a crawler may announce (one per level; adaptive announcing provides the finer ones only in dense cells). */
   get cellsPerCrawler(): number {
     return this.L;
   }
@@ -334,36 +368,61 @@ export class Overlay {
     return kadLookupMessages(n, this.o.kadAlpha) + this.o.kadK;
   }
 
-  /** Crawler c joins at t and provides its cells. */
+  /** Levels crawler c announces now, coarsest first. */
+  levelsAnnounced(c: number): number {
+    return this.depth[c]!;
+  }
+
+  /** Until when crawler c's record at level index li (default: the coarsest, always announced) is found. */
+  recordUntil(c: number, li = this.L - 1): number {
+    return this.recUntil[c * this.L + li]!;
+  }
+
+  /** Crawler c provides its cell at level index li at t (kad-dht re-provides it from then on). */
+  private provide(c: number, li: number, t: number): void {
+    const r = c * this.L + li;
+    // A holder still storing the last record keeps its place in the store.
+    if (!(this.recUntil[r]! > t)) {
+      this.recFrom[r] = t;
+      const cell = this.crawlerCell[r]!;
+      this.validCount[cell]!++;
+      this.changes[cell]!++;
+    }
+    this.recUntil[r] = Infinity;
+    this.recSince[r] = t;
+    this.provides++;
+    this.provideMessages += this.provideCost(this.onlineCount);
+  }
+
+  /** Re-provides of record r since recSince, up to t; returns the time of the last provide. */
+  private settle(r: number, t: number): number {
+    const since = this.recSince[r]!;
+    const periods = Math.floor((t - since) / this.reprovideEvery);
+    this.provides += periods;
+    this.provideMessages += periods * this.provideCost(this.onlineCount);
+    return since + periods * this.reprovideEvery;
+  }
+
+  /** Crawler c stops re-providing its record at level index li at t: it lapses one validity after the last provide. */
+  private unprovide(c: number, li: number, t: number): void {
+    const r = c * this.L + li;
+    this.recUntil[r] = this.settle(r, t) + this.visibleFor;
+    this.lapses.push(this.recUntil[r]!, r);
+  }
+
+  /** Crawler c joins at t and provides its cells: the coarsest (then finer ones as
+   * its density counts find them dense), or every level without adaptive announcing. */
   join(c: number, t: number): void {
     this.last.host = -1;
     if (this.online[c]) return;
-    this.applyLapses(t);
+    this.advance(t);
     this.online[c] = 1;
     this.onlineCount++;
     this.joinedAt[c] = t;
-    // A holder still storing its last record keeps its place in the store.
-    if (!(this.recordUntil[c]! > t)) {
-      this.recordFrom[c] = t;
-      for (let li = 0; li < this.L; li++) {
-        const cell = this.crawlerCell[c * this.L + li]!;
-        this.validCount[cell]!++;
-        this.changes[cell]!++;
-      }
-    }
-    this.recordUntil[c] = Infinity;
-    this.provides += this.L;
-    this.provideMessages += this.L * this.provideCost(this.onlineCount);
-  }
-
-  /** Re-provides of crawler c since it joined, up to t; returns the time of its last provide. */
-  private settle(c: number, t: number): number {
-    const since = this.joinedAt[c]!;
-    const periods = Math.floor((t - since) / this.reprovideEvery);
-    this.provides += this.L * periods;
-    this.provideMessages += this.L * periods * this.provideCost(this.onlineCount);
-    this.onlineMinutes += t - since;
-    return since + periods * this.reprovideEvery;
+    const L = this.L;
+    this.depth[c] = this.o.adaptive ? 1 : L;
+    for (let li = L - this.depth[c]!; li < L; li++) this.provide(c, li, t);
+    if (this.o.adaptive) this.densityCount(c, t);
   }
 
   /** Crawler c leaves at t. Notified or not, its records stay until they
@@ -371,42 +430,91 @@ export class Overlay {
   leave(c: number, t: number): void {
     this.last.host = -1;
     if (!this.online[c]) return;
-    const last = this.settle(c, t);
-    this.applyLapses(t);
+    this.advance(t);
+    const L = this.L;
+    for (let li = L - this.depth[c]!; li < L; li++) this.unprovide(c, li, t);
+    this.onlineMinutes += t - this.joinedAt[c]!;
     this.online[c] = 0;
     this.onlineCount--;
-    this.recordUntil[c] = last + this.visibleFor;
-    this.lapses.push(this.recordUntil[c]!, c);
+    this.countAt[c] = NaN;
   }
 
-  /** Drops from validCount the records of departed crawlers that lapsed by t. */
+  /**
+   * A crawler's count of its finest announced cell (announce.ts chooseDepth:
+   * a GET_PROVIDERS lookup, answered with the records valid now): dense, it
+   * provides one level finer at once; else it counts the cell above and drops
+   * its finest level when that has thinned. The next count follows countEvery later.
+   */
+  private densityCount(c: number, t: number): void {
+    this.applyLapses(t);
+    const L = this.L;
+    const d = this.depth[c]!;
+    const denseAt = this.o.search.denseAt;
+    const finest = L - d;
+    this.densityCounts++;
+    this.densityMessages += kadLookupMessages(this.onlineCount, this.o.kadAlpha);
+    if (announceFiner(this.validCount[this.crawlerCell[c * L + finest]!]!, d, L, denseAt)) {
+      this.depth[c] = d + 1;
+      this.provide(c, finest - 1, t);
+      this.last.host = -1;
+    } else if (d >= 2) {
+      this.densityCounts++;
+      this.densityMessages += kadLookupMessages(this.onlineCount, this.o.kadAlpha);
+      if (dropFinest(this.validCount[this.crawlerCell[c * L + finest + 1]!]!, d, denseAt)) {
+        this.depth[c] = d - 1;
+        this.unprovide(c, finest, t);
+        this.last.host = -1;
+      }
+    }
+    this.countAt[c] = t + this.countEvery;
+    this.counts.push(this.countAt[c]!, c);
+  }
+
+  /** Makes the density counts due by t, in time order. */
+  private advance(t: number): void {
+    const q = this.counts;
+    while (q.peekTime() <= t) {
+      const at = q.peekTime();
+      const c = q.pop();
+      // Still this crawler's next count (not one from an earlier stint).
+      if (this.online[c] && this.countAt[c] === at) this.densityCount(c, at);
+    }
+    this.applyLapses(t);
+  }
+
+  /** Drops from validCount the records that lapsed by t. */
   private applyLapses(t: number): void {
     const q = this.lapses;
     while (q.peekTime() <= t) {
       const at = q.peekTime();
-      const c = q.pop();
-      // Still the record that lapses then (not renewed by a rejoin since).
-      if (this.online[c] || this.recordUntil[c] !== at) continue;
-      for (let li = 0; li < this.L; li++) {
-        const cell = this.crawlerCell[c * this.L + li]!;
-        this.validCount[cell]!--;
-        this.changes[cell]!++;
-      }
+      const r = q.pop();
+      // Still the record that lapses then (not provided again since).
+      if (this.recUntil[r] !== at) continue;
+      const cell = this.crawlerCell[r]!;
+      this.validCount[cell]!--;
+      this.changes[cell]!++;
     }
   }
 
   /** Closes the books at the end of the run (re-provides and online time of those still online). */
   close(t: number): void {
+    const L = this.L;
     for (let c = 0; c < this.C; c++) {
       if (!this.online[c]) continue;
-      this.settle(c, t);
+      for (let li = L - this.depth[c]!; li < L; li++) {
+        const r = c * L + li;
+        this.settle(r, t);
+        this.recSince[r] = t;
+      }
+      this.onlineMinutes += t - this.joinedAt[c]!;
       this.joinedAt[c] = t;
     }
   }
 
-  /** True while some lookup finds crawler c's records. */
+  /** True while some lookup finds crawler c's records (its coarsest, always announced). */
   findable(c: number, t: number): boolean {
-    return this.recordFrom[c]! <= t && this.recordUntil[c]! > t;
+    const r = c * this.L + this.L - 1;
+    return this.recFrom[r]! <= t && this.recUntil[r]! > t;
   }
 
   /** Pays one DHT lookup at t. */
@@ -482,16 +590,19 @@ export class Overlay {
     const d = this.dims;
     const a0 = this.start[cell]!;
     const end = this.start[cell + 1]!;
+    const li = this.cellLevel[cell]!;
+    const L = this.L;
     let got = 0;
     for (let i = a0; i < end; i++) {
       const c = this.members[i]!;
-      if (!(this.recordFrom[c]! <= at && this.recordUntil[c]! > at)) continue;
+      const r = c * L + li;
+      if (!(this.recFrom[r]! <= at && this.recUntil[r]! > at)) continue;
       this.winIds[a0 + got++] = c;
     }
     if (this.winCut[cell] && got > LOCAL_PROVIDER_CAP) {
       // The in-memory datastore iterates in insertion order: the earliest records stored (then back in Z order).
       const first = Array.from(this.winIds.subarray(a0, a0 + got))
-        .sort((x, y) => this.recordFrom[x]! - this.recordFrom[y]! || x - y)
+        .sort((x, y) => this.recFrom[x * L + li]! - this.recFrom[y * L + li]! || x - y)
         .slice(0, LOCAL_PROVIDER_CAP);
       const keep = new Set(first);
       let k = 0;
@@ -610,6 +721,7 @@ export class Overlay {
    * is not read, and crawlers beyond it are not written out.
    */
   search(h: number, t: number, out: Int32Array, rtt: Float64Array, keep?: { spill: number; k: number }): number {
+    this.advance(t);
     const looked = this.lookLevels(h, t);
     const from = candidatesFrom(this.levelCounts, this.o.search, looked);
     const d = this.dims;

@@ -100,6 +100,8 @@ export interface RoutingStats {
   lookups: number;
   cacheHits: number;
   provides: number;
+  /** Crawlers' counts of their finest announced cell (adaptive announcing, announce.ts): a lookup each. */
+  densityCounts: number;
   /** (lookups + provides) and their modelled Kademlia messages, per routed task and per crawler-hour online. */
   dhtOpsPerTask: number;
   dhtMessagesPerTask: number;
@@ -542,8 +544,9 @@ export class SimRouter {
     const ov = this.overlay;
     const lookups = ov.lookups;
     const provides = ov.provides;
-    const ops = lookups + provides;
-    const msgs = ov.lookupMessages + ov.provideMessages;
+    // Crawlers' density counts (adaptive announcing) are lookups too.
+    const ops = lookups + provides + ov.densityCounts;
+    const msgs = ov.lookupMessages + ov.provideMessages + ov.densityMessages;
     const hours = ov.onlineMinutes / 60;
     const per = (x: number) => (this.routed > 0 ? x / this.routed : 0);
     const perHour = (x: number) => (hours > 0 ? x / hours : 0);
@@ -573,6 +576,7 @@ export class SimRouter {
       lookups,
       cacheHits: ov.cacheHits,
       provides,
+      densityCounts: ov.densityCounts,
       dhtOpsPerTask: per(ops),
       dhtMessagesPerTask: per(msgs),
       dhtOpsPerCrawlerHour: perHour(ops),

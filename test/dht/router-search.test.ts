@@ -77,7 +77,8 @@ describe('the live Router and the simulator search alike', () => {
       // The sample's key: the simulator's crawler index (live: a hash of the peer id).
       const sampleKey = (id: string): number => Number(id.slice('crawler-'.length));
       const live = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: {} as never, denseCell: rules.denseAt, minCandidates: rules.minCandidates, perCell: rules.perCell, sampleKey });
-      const sim = new Overlay(flat(hosts), flat(crawlers), { search: rules, ownStore: false });
+      // Every crawler announces every level here (adaptive announcing off), as the records above.
+      const sim = new Overlay(flat(hosts), flat(crawlers), { search: rules, ownStore: false, adaptive: false });
       // A CellLookup whose every answer is a record holder's whole list (as kad-dht's remote holders answer),
       // its sample salt the one the simulator drew for the same answer.
       let asked = 0;

@@ -55,7 +55,7 @@ describe('simulated overlay: provider records', () => {
     // Leaves at 10 min: re-provided at 6 min; the record is found until 6 + 10 + 1.67 min.
     ov.leave(4, 10);
     const until = 6 + (DEFAULT_PROVIDER_TTL_MS + providerTiming().cleanupMs / 2) / 60_000;
-    expect(ov.recordUntil[4]).toBeCloseTo(until, 12);
+    expect(ov.recordUntil(4)).toBeCloseTo(until, 12);
     expect(ov.findable(4, until - 1e-6)).toBe(true);
     expect(ov.findable(4, until + 1e-6)).toBe(false);
     const stale0 = ov.staleRecords;
@@ -69,7 +69,7 @@ describe('simulated overlay: provider records', () => {
   });
 
   it('counts provides: one per level at join, again every re-provide period while online', () => {
-    const ov = new Overlay(points([[0, 0]]), points([[1, 1]]));
+    const ov = new Overlay(points([[0, 0]]), points([[1, 1]]), { adaptive: false });
     const L = ov.cellsPerCrawler;
     ov.join(0, 0);
     expect(ov.provides).toBe(L);
@@ -90,12 +90,12 @@ describe('simulated overlay: the search of cell-search.ts', () => {
   it('looks up the coarsest level first and stops at the first level whose every cell answered completely, paying only those lookups', () => {
     // Level index 3 is the coarsest (level 2, 1024-ms cells), 0 the finest.
     const xy: [number, number][] = Array.from({ length: 10 }, (_, i) => [1 + (i % 5), 1 + Math.floor(i / 5)]);
-    const sparse = new Overlay(points([[8, 8]]), points(xy));
+    const sparse = new Overlay(points([[8, 8]]), points(xy), { adaptive: false });
     for (let c = 0; c < 10; c++) sparse.join(c, 0);
     expect(run(sparse, 0, 1)).toHaveLength(10);
     expect(sparse.lookups).toBe(blockCells(sparse, 0, [3]));
     // Cells of 10 are dense at denseAt 10: every level is looked up, coarsest first.
-    const dense = new Overlay(points([[8, 8]]), points(xy), { search: { denseAt: 10, minCandidates: 1, perCell: 20 } });
+    const dense = new Overlay(points([[8, 8]]), points(xy), { search: { denseAt: 10, minCandidates: 1, perCell: 20 }, adaptive: false });
     for (let c = 0; c < 10; c++) dense.join(c, 0);
     expect(run(dense, 0, 1)).toHaveLength(10);
     expect(dense.lookups).toBe(blockCells(dense, 0, [3, 2, 1, 0]));
@@ -107,9 +107,9 @@ describe('simulated overlay: the search of cell-search.ts', () => {
     const xy: [number, number][] = [[10, 10], [12, 9], [7, 14]];
     for (let i = 0; i < 70; i++) xy.push([-900 + (i % 10), -900 + Math.floor(i / 10)]);
     const hosts = points([[8, 8]]);
-    const few = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 2, perCell: Infinity }, ownStore: false });
-    const more = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8, perCell: Infinity }, ownStore: false });
-    const sampled = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8, perCell: 20 }, ownStore: false });
+    const few = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 2, perCell: Infinity }, ownStore: false, adaptive: false });
+    const more = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8, perCell: Infinity }, ownStore: false, adaptive: false });
+    const sampled = new Overlay(hosts, points(xy), { search: { denseAt: 64, minCandidates: 8, perCell: 20 }, ownStore: false, adaptive: false });
     for (let c = 0; c < xy.length; c++) {
       few.join(c, 0);
       more.join(c, 0);
@@ -168,6 +168,53 @@ describe('simulated overlay: the search of cell-search.ts', () => {
     expect(own.cutAnswers).toBeGreaterThan(0);
     expect(run(remote, 0, 40)).toHaveLength(30);
     expect(remote.cutAnswers).toBe(0);
+  });
+});
+
+describe('simulated overlay: adaptive announcing (announce.ts announceFiner / dropFinest)', () => {
+  it('announces the coarsest level, one finer per density count while dense, and drops the finest once the cell above thins', () => {
+    // 80 crawlers on one spot (every level's cell holds all 80) and one far away.
+    const xy: [number, number][] = Array.from({ length: 80 }, (_, i) => [5 + (i % 4) * 0.1, 5]);
+    xy.push([-900, 900]);
+    const ov = new Overlay(points([[5, 5]]), points(xy), { ownStore: false });
+    const L = ov.cellsPerCrawler;
+    for (let c = 0; c < xy.length; c++) ov.join(c, 0);
+    // Each counts its coarsest cell as it joins: the 64th and later ones find it dense and go one finer at once.
+    expect(ov.levelsAnnounced(0)).toBe(1);
+    expect(ov.levelsAnnounced(63)).toBe(2);
+    expect(ov.provides).toBe(81 + 17);
+    // One count every 5 min: one more level each, up to every level; the far one stays coarse.
+    const out = new Int32Array(ov.maxFound);
+    const rtt = new Float64Array(ov.maxFound);
+    ov.search(0, 5, out, rtt);
+    expect(ov.levelsAnnounced(0)).toBe(2);
+    expect(ov.levelsAnnounced(63)).toBe(3);
+    ov.search(0, 5 * L, out, rtt);
+    for (let c = 0; c < 80; c++) expect(ov.levelsAnnounced(c)).toBe(L);
+    expect(ov.levelsAnnounced(80)).toBe(1);
+    // 60 leave at 30 min: their records lapse by 41.7 min (last re-provide 30 + TTL 10 + half a cleanup);
+    // the remaining 20 find the cell above thin from the count at 45 min on and drop one level per count.
+    for (let c = 20; c < 80; c++) ov.leave(c, 30);
+    ov.search(0, 44, out, rtt);
+    expect(ov.levelsAnnounced(0)).toBe(L);
+    ov.search(0, 45, out, rtt);
+    expect(ov.levelsAnnounced(0)).toBe(L - 1);
+    ov.search(0, 45 + 5 * L, out, rtt);
+    for (let c = 0; c < 20; c++) expect(ov.levelsAnnounced(c)).toBe(1);
+    // A dropped level's record lapses one validity after its last provide: the finer cells empty out.
+    ov.search(0, 130, out, rtt);
+    // The coarsest block (complete: 21 < 64) holds the 20 and the far one; the search stops there.
+    expect(ov.search(0, 130, out, rtt)).toBe(21);
+    expect(ov.densityCounts).toBeGreaterThan(0);
+  });
+
+  it('without it every level is provided at join, as before session 9', () => {
+    const ov = new Overlay(points([[0, 0]]), points([[1, 1], [2, 2]]), { adaptive: false });
+    ov.join(0, 0);
+    ov.join(1, 0);
+    expect(ov.levelsAnnounced(0)).toBe(ov.cellsPerCrawler);
+    expect(ov.provides).toBe(2 * ov.cellsPerCrawler);
+    expect(ov.densityCounts).toBe(0);
   });
 });
 
