@@ -10,6 +10,7 @@
 // answer is `complete` when it is a holder's whole list and smaller than
 // `denseAt` — a router then knows every crawler announced there and need not
 // look at finer cells.
+import { randomBytes } from 'node:crypto';
 import type { Libp2p } from '@libp2p/interface';
 import type { KadDHT } from '@libp2p/kad-dht';
 import type { Logger } from 'pino';
@@ -39,7 +40,7 @@ export interface CellLookupOptions {
   timeoutMs?: number;
   /** Cells remembered at most (the least recently fetched go first). */
   maxEntries?: number;
-  /** Draws each answer's sample salt (default: Math.random). */
+  /** Draws each answer's sample salt (default: node:crypto, unpredictable). */
   rng?: Rng;
   log?: Logger;
 }
@@ -138,7 +139,8 @@ export class CellLookup {
     ids.delete(self);
     // A lookup cut short by its deadline may have missed holders: not complete.
     const complete = answerComplete(ids.size, finished && !truncated, { ...DEFAULT_CELL_SEARCH, denseAt: this.o.denseAt ?? DEFAULT_CELL_SEARCH.denseAt });
-    const salt = Math.floor((this.o.rng?.next() ?? Math.random()) * 2 ** 32) >>> 0;
+    // Unpredictable by default: a crawler must not grind a peer id that every sample keeps.
+    const salt = this.o.rng !== undefined ? Math.floor(this.o.rng.next() * 2 ** 32) >>> 0 : randomBytes(4).readUInt32LE(0);
     return { ids: [...ids], complete, salt };
   }
 }
