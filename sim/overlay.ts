@@ -122,6 +122,52 @@ export function recordSchedule(ttlMs: number): { reprovideEvery: number; visible
   return { reprovideEvery, visibleAfterLastProvide };
 }
 
+/**
+ * The density counts due, in time order. Every count is queued countEvery
+ * after the moment it is queued (a join, or the count before), and those
+ * moments come in time order (the engine's events, and counts made in time
+ * order up to them), so the queue is first-in first-out: a ring, O(1) a count
+ * (a heap cost a log n per count, and there are tens of millions at 10×).
+ */
+class CountQueue {
+  private time = new Float64Array(1024);
+  private who = new Int32Array(1024);
+  private head = 0;
+  size = 0;
+
+  push(t: number, c: number): void {
+    const cap = this.time.length;
+    if (this.size === cap) {
+      const time = new Float64Array(cap * 2);
+      const who = new Int32Array(cap * 2);
+      for (let i = 0; i < this.size; i++) {
+        time[i] = this.time[(this.head + i) % cap]!;
+        who[i] = this.who[(this.head + i) % cap]!;
+      }
+      this.time = time;
+      this.who = who;
+      this.head = 0;
+    }
+    const last = this.size > 0 ? this.time[(this.head + this.size - 1) % this.time.length]! : -Infinity;
+    if (t < last) throw new Error(`overlay: density counts queued out of time order (${t} after ${last})`);
+    const i = (this.head + this.size) % this.time.length;
+    this.time[i] = t;
+    this.who[i] = c;
+    this.size++;
+  }
+
+  peekTime(): number {
+    return this.time[this.head]!;
+  }
+
+  pop(): number {
+    const c = this.who[this.head]!;
+    this.head = (this.head + 1) % this.time.length;
+    this.size--;
+    return c;
+  }
+}
+
 export class Overlay {
   readonly o: OverlayOptions;
   /** Levels in use, finest first (li = 0 is the finest; the search goes from L − 1 down). */
@@ -192,7 +238,7 @@ export class Overlay {
   /** Level index of each cell. */
   private readonly cellLevel: Uint8Array;
   /** Each online crawler's next density count (countAt[c]: its time, NaN when none). */
-  private readonly counts = new EventQueue();
+  private readonly counts = new CountQueue();
   private readonly countAt: Float64Array;
   private readonly countEvery: number;
   private readonly seen: Int32Array;
@@ -473,7 +519,7 @@ export class Overlay {
   /** Makes the density counts due by t, in time order. */
   private advance(t: number): void {
     const q = this.counts;
-    while (q.peekTime() <= t) {
+    while (q.size > 0 && q.peekTime() <= t) {
       const at = q.peekTime();
       const c = q.pop();
       // Still this crawler's next count (not one from an earlier stint).

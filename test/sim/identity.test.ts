@@ -9,6 +9,13 @@
 // search became the live Router's (src/dht/cell-search.ts: coarsest level
 // first, whole provider lists, the Router's 30 s / 10 min cell cache); the
 // hash-routed run is unchanged.
+// Session 9 (sim9): all three re-recorded — the search keeps at most 20
+// providers of each cell's answer (a uniform sample drawn per fetched answer,
+// cell-search.ts providerSample, as the live Router now does), and crawlers
+// announce adaptively (the coarsest level, finer ones only in dense cells:
+// announce.ts's rule, counted every half TTL), which changes provides and DHT
+// messages in the hash-routed run too (its tasks are unchanged: 25 931); the
+// routing block gains densityCounts.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EARLIER_MODEL, FAITHFUL_MODEL } from '../../sim/model.js';
@@ -31,19 +38,19 @@ const RUNS: { name: string; params: RunParams; digest: string; tasks: number[] }
   {
     name: "ruc, the paper's readings, every strategy",
     params: { scenario: 'ruc', strategies: ['fixed', 'iir', 'icr', 'caf'], routing: 'coord', seed: 1, quick: true, steps: 2000, model: FAITHFUL_MODEL, recrawl: { icrEncourage: 'group' } },
-    digest: '3d0fe79cf06a66bce35fbdde2ba842c10e9092323f9e03cbc97506afc1c9d384',
-    tasks: [19532, 25034, 27223, 26013],
+    digest: '92763349b54d6d788693033a864037d5494c6ab5bf3713ee0d453245aac5c6a9',
+    tasks: [19532, 26836, 26482, 25550],
   },
   {
     name: 'rec, the earlier readings, another seed',
     params: { scenario: 'rec', strategies: ['fixed', 'iir'], routing: 'coord', seed: 2, quick: true, steps: 2000, model: EARLIER_MODEL, recrawl: { icrEncourage: 'system' } },
-    digest: '91da8541f41f3fa5c7c1fb6f8256cab8f80359fe8f6887e2c581ca50006321d7',
-    tasks: [19948, 24049],
+    digest: '03703b9eca28001edc1bc9f5cf36c57c21ec224ea1c703a019c8a66da365d4e6',
+    tasks: [19948, 25031],
   },
   {
     name: 'ruc, hash routing',
     params: { scenario: 'ruc', strategies: ['iir'], routing: 'hash', seed: 1, quick: true, steps: 2000, model: EARLIER_MODEL, recrawl: { icrEncourage: 'system' } },
-    digest: 'ca245f0ece6e5767e249dc5fef8ebf220c94ff35638621bb0dd10a1b074ac7da',
+    digest: '4520bc8b6fdabcb248971f659dad0d159cb70cd818f70b9d9a783d54f661a864',
     tasks: [25931],
   },
 ];
