@@ -218,8 +218,9 @@ export class Overlay {
    * providerSample: a fresh draw per fetch, here from the cell and its fetch count). */
   private readonly winSalt: Uint32Array;
   private readonly fetchNo: Int32Array;
-  /** Scratch for the sample's ranks. */
+  /** Scratch for the sample's ranks, and its k least (search's `kth` is in use while a sample is drawn). */
   private ranks = new Float64Array(64);
+  private sampleTop = new Float64Array(32);
   /** Cells served from the cache past their TTL in this search: refreshed once it is done. */
   private readonly refresh: Int32Array;
   private refreshing = 0;
@@ -498,14 +499,14 @@ export class Overlay {
     const denseAt = this.o.search.denseAt;
     const finest = L - d;
     this.densityCounts++;
-    this.densityMessages += kadLookupMessages(this.onlineCount, this.o.kadAlpha);
+    this.densityMessages += this.lookupMessagesNow();
     if (announceFiner(this.validCount[this.crawlerCell[c * L + finest]!]!, d, L, denseAt)) {
       this.depth[c] = d + 1;
       this.provide(c, finest - 1, t);
       this.last.host = -1;
     } else if (d >= 2) {
       this.densityCounts++;
-      this.densityMessages += kadLookupMessages(this.onlineCount, this.o.kadAlpha);
+      this.densityMessages += this.lookupMessagesNow();
       if (dropFinest(this.validCount[this.crawlerCell[c * L + finest + 1]!]!, d, denseAt)) {
         this.depth[c] = d - 1;
         this.unprovide(c, finest, t);
@@ -563,15 +564,20 @@ export class Overlay {
     return this.recFrom[r]! <= t && this.recUntil[r]! > t;
   }
 
-  /** Pays one DHT lookup at t. */
-  private pay(): void {
-    this.lookups++;
-    // The cost of a lookup changes only with the online count (a join or a leave).
+  /** The messages of one lookup with the crawlers online now. */
+  private lookupMessagesNow(): number {
+    // It changes only with the online count (a join or a leave).
     if (this.lookupCostFor !== this.onlineCount) {
       this.lookupCostFor = this.onlineCount;
       this.lookupCost = kadLookupMessages(this.onlineCount, this.o.kadAlpha);
     }
-    this.lookupMessages += this.lookupCost;
+    return this.lookupCost;
+  }
+
+  /** Pays one DHT lookup at t. */
+  private pay(): void {
+    this.lookups++;
+    this.lookupMessages += this.lookupMessagesNow();
   }
 
   /** The hash-routing lookup for host h (kad getClosestPeers on the host's key, cached as the Router does). */
@@ -691,15 +697,20 @@ export class Overlay {
   private sample(cell: number, a0: number, got: number): number {
     const k = this.o.search.perCell;
     if (got <= k) return got;
-    if (this.ranks.length < 2 * got) this.ranks = new Float64Array(2 * got);
+    if (this.ranks.length < got) this.ranks = new Float64Array(2 * got);
+    if (this.sampleTop.length < k) this.sampleTop = new Float64Array(k);
     const salt = this.winSalt[cell]!;
-    const ranks = this.ranks.subarray(0, got);
-    for (let i = 0; i < got; i++) ranks[i] = sampleRank(this.winIds[a0 + i]!, salt);
-    const sorted = this.ranks.subarray(got, 2 * got);
-    sorted.set(ranks);
-    sorted.sort();
+    const ranks = this.ranks;
+    // The k least ranks, kept sorted as they come (a full sort cost 3× as much).
+    const top = this.sampleTop;
+    let tops = 0;
+    for (let i = 0; i < got; i++) {
+      const r = sampleRank(this.winIds[a0 + i]!, salt);
+      ranks[i] = r;
+      tops = keepLeast(top, tops, k, r);
+    }
     // Ranks are distinct (hash32 is a bijection and the crawlers differ): exactly k pass.
-    const cut = sorted[k - 1]!;
+    const cut = top[k - 1]!;
     let n = 0;
     for (let i = 0; i < got; i++) if (ranks[i]! <= cut) this.winIds[a0 + n++] = this.winIds[a0 + i]!;
     return n;
