@@ -30,6 +30,7 @@ import { hash32, keepLeast } from './spatial.js';
 import { EventQueue } from './heap.js';
 import type { FlatCoords } from './flat-coords.js';
 import { mergeOptions } from '../src/options.js';
+import { createRng, type Rng } from '../src/rng.js';
 
 export interface OverlayOptions {
   cells: CellOptions;
@@ -57,6 +58,8 @@ export interface OverlayOptions {
   adaptive: boolean;
   /** Gap between a crawler's counts of its finest announced cell, ms (live: half the provider TTL). */
   densityCheckMs: number;
+  /** Seeds the per-route sample salts (cell-search.ts providerSample). */
+  sampleSeed: number;
 }
 
 export const DEFAULT_OVERLAY_OPTIONS: Readonly<OverlayOptions> = Object.freeze({
@@ -71,6 +74,7 @@ export const DEFAULT_OVERLAY_OPTIONS: Readonly<OverlayOptions> = Object.freeze({
   kadK: 20,
   adaptive: true,
   densityCheckMs: providerTiming(DEFAULT_PROVIDER_TTL_MS).thresholdMs,
+  sampleSeed: 0x73616d70,
 });
 
 export function overlayOptions(partial: Partial<OverlayOptions> = {}): OverlayOptions {
@@ -214,11 +218,9 @@ export class Overlay {
   private readonly chunkHi: Float64Array;
   private readonly chunkMinHeight: Float64Array;
   private readonly fetchedAt: Float64Array;
-  /** The provider sample's salt of each cell's cached answer (cell-search.ts
-   * providerSample: a fresh draw per fetch, here from the cell and its fetch count). */
-  private readonly winSalt: Uint32Array;
-  private readonly fetchNo: Int32Array;
-  /** Scratch for the sample's ranks, and its k least (search's `kth` is in use while a sample is drawn). */
+  /** Draws each search's sample salt (cell-search.ts providerSample: a fresh draw per route). */
+  private readonly sampleRng: Rng;
+  /** Scratch for a cell's sample ranks, and its k least (search's `kth` is in use while a sample is drawn). */
   private ranks = new Float64Array(64);
   private sampleTop = new Float64Array(32);
   /** Cells served from the cache past their TTL in this search: refreshed once it is done. */
@@ -359,8 +361,7 @@ export class Overlay {
     this.changes = new Int32Array(nCells);
     this.builtChanges = new Int32Array(nCells).fill(-1);
     this.fetchedAt = new Float64Array(nCells).fill(-Infinity);
-    this.winSalt = new Uint32Array(nCells);
-    this.fetchNo = new Int32Array(nCells);
+    this.sampleRng = createRng(this.o.sampleSeed);
     this.refresh = new Int32Array(L * B);
     this.hostLast = new Float64Array(H).fill(-Infinity);
     this.online = new Uint8Array(C);
@@ -624,11 +625,8 @@ export class Overlay {
       this.cutAnswers++;
     }
     this.winCount[cell] = got;
-    // A fresh sample for every answer (cell-search.ts providerSample).
-    this.fetchNo[cell]!++;
-    this.winSalt[cell] = hash32(hash32(cell, 0x73616d70) + this.fetchNo[cell]!, 0x6c74);
-    // The same records as the answer packed last (nothing added or lapsed, the same cut, no sample drawn): it stands.
-    if (this.winCut[cell] !== (whole ? 0 : 1) || this.builtChanges[cell] !== this.changes[cell] || got > this.o.search.perCell) this.winBuilt[cell] = 0;
+    // The same records as the answer packed last (nothing added or lapsed, the same cut): it stands.
+    if (this.winCut[cell] !== (whole ? 0 : 1) || this.builtChanges[cell] !== this.changes[cell]) this.winBuilt[cell] = 0;
     this.winCut[cell] = whole ? 0 : 1;
     this.winComplete[cell] = answerComplete(got, whole, this.o.search) ? 1 : 0;
     this.fetchedAt[cell] = t;
@@ -661,7 +659,6 @@ export class Overlay {
       for (let w = a0; w < a0 + got; w++) if (keep.has(this.winIds[w]!)) this.winIds[a0 + k++] = this.winIds[w]!;
       got = k;
     }
-    got = this.sample(cell, a0, got);
     for (let w = a0; w < a0 + got; w++) {
       const c = this.winIds[w]!;
       for (let a = 0; a < d; a++) this.winVec[w * d + a] = this.crawlers.vec[c * d + a]!;
@@ -692,14 +689,16 @@ export class Overlay {
     this.builtChanges[cell] = this.changes[cell]!;
   }
 
-  /** Keeps the answer's provider sample in winIds[a0 .. a0 + got) (in place,
-   * in order): the perCell of least sampleRank(crawler, salt); returns how many. */
-  private sample(cell: number, a0: number, got: number): number {
+  /** This search's provider sample of `cell`'s packed answer (cell-search.ts
+   * providerSample): ranks[i] for its i-th member, and the greatest rank kept
+   * (the perCell-th least; Infinity when the answer holds no more than perCell). */
+  private sampleCut(cell: number, salt: number): number {
     const k = this.o.search.perCell;
-    if (got <= k) return got;
+    const got = this.winLen[cell]!;
+    if (got <= k) return Infinity;
+    const a0 = this.start[cell]!;
     if (this.ranks.length < got) this.ranks = new Float64Array(2 * got);
     if (this.sampleTop.length < k) this.sampleTop = new Float64Array(k);
-    const salt = this.winSalt[cell]!;
     const ranks = this.ranks;
     // The k least ranks, kept sorted as they come (a full sort cost 3× as much).
     const top = this.sampleTop;
@@ -710,16 +709,7 @@ export class Overlay {
       tops = keepLeast(top, tops, k, r);
     }
     // Ranks are distinct (hash32 is a bijection and the crawlers differ): exactly k pass.
-    const cut = top[k - 1]!;
-    let n = 0;
-    for (let i = 0; i < got; i++) if (ranks[i]! <= cut) this.winIds[a0 + n++] = this.winIds[a0 + i]!;
-    return n;
-  }
-
-  /** The salt of a cell's cached answer's sample (for tests: a live answer carrying it gives the same sample; 0 for a cell never fetched). */
-  answerSalt(cell: { level: number; index: readonly number[] }): number {
-    const id = this.cellKeys.indexOf(`${cell.level}/${cell.index.join(',')}`);
-    return id < 0 ? 0 : this.winSalt[id]!;
+    return top[k - 1]!;
   }
 
   /** A lower bound on the predicted RTT from host h to any member of chunk q. */
@@ -779,6 +769,8 @@ export class Overlay {
    */
   search(h: number, t: number, out: Int32Array, rtt: Float64Array, keep?: { spill: number; k: number }): number {
     this.advance(t);
+    // A fresh sample for every route (cell-search.ts providerSample), as the live Router draws.
+    const salt = Math.floor(this.sampleRng.next() * 2 ** 32) >>> 0;
     const looked = this.lookLevels(h, t);
     const from = candidatesFrom(this.levelCounts, this.o.search, looked);
     const d = this.dims;
@@ -818,11 +810,15 @@ export class Overlay {
         const a0 = this.start[cell]!;
         const len = this.winLen[cell]!;
         const q0 = this.chunkStart[cell]!;
+        const sampleCut = this.sampleCut(cell, salt);
+        const ranks = this.ranks;
         for (let q = 0; q * CHUNK < len; q++) {
           if (cut < Infinity && this.chunkBound(q0 + q, h) > cut) continue;
           const w0 = a0 + q * CHUNK;
           const w1 = Math.min(a0 + len, w0 + CHUNK);
           for (let w = w0; w < w1; w++) {
+            // Outside this route's sample of the cell (a coarser level's sample may still hold it).
+            if (ranks[w - a0]! > sampleCut) continue;
             const c = ids[w]!;
             if (seen[c] === stamp) continue;
             seen[c] = stamp;

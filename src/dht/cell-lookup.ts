@@ -10,21 +10,17 @@
 // answer is `complete` when it is a holder's whole list and smaller than
 // `denseAt` — a router then knows every crawler announced there and need not
 // look at finer cells.
-import { randomBytes } from 'node:crypto';
 import type { Libp2p } from '@libp2p/interface';
 import type { KadDHT } from '@libp2p/kad-dht';
 import type { Logger } from 'pino';
 import type { Cell } from './cells.js';
 import { answerComplete, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP } from './cell-search.js';
 import { deadlineSignal } from './wire.js';
-import type { Rng } from '../rng.js';
 
 export interface CellProviders {
   ids: string[];
   /** Every crawler announced in the cell, as far as its record holders know. */
   complete: boolean;
-  /** The salt of this answer's provider sample (cell-search.ts providerSample), drawn when it arrived (absent: 0). */
-  salt?: number;
 }
 
 export interface CellLookupOptions {
@@ -40,8 +36,6 @@ export interface CellLookupOptions {
   timeoutMs?: number;
   /** Cells remembered at most (the least recently fetched go first). */
   maxEntries?: number;
-  /** Draws each answer's sample salt (default: node:crypto, unpredictable). */
-  rng?: Rng;
   log?: Logger;
 }
 
@@ -101,7 +95,7 @@ export class CellLookup {
       },
       () => {
         entry.pending = undefined;
-        return entry.value ?? { ids: [], complete: false, salt: 0 };
+        return entry.value ?? { ids: [], complete: false };
       },
     );
     entry.pending = pending;
@@ -139,8 +133,6 @@ export class CellLookup {
     ids.delete(self);
     // A lookup cut short by its deadline may have missed holders: not complete.
     const complete = answerComplete(ids.size, finished && !truncated, { ...DEFAULT_CELL_SEARCH, denseAt: this.o.denseAt ?? DEFAULT_CELL_SEARCH.denseAt });
-    // Unpredictable by default: a crawler must not grind a peer id that every sample keeps.
-    const salt = this.o.rng !== undefined ? Math.floor(this.o.rng.next() * 2 ** 32) >>> 0 : randomBytes(4).readUInt32LE(0);
-    return { ids: [...ids], complete, salt };
+    return { ids: [...ids], complete };
   }
 }

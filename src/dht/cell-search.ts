@@ -23,14 +23,15 @@
 // answer from the querier's own store carries), so a dense cell — one with
 // no finer level left, or widened into — costs the Router as many info
 // queries and ranking entries as a sparse one. Which ones: a uniform
-// pseudo-random draw, fresh for every answer fetched — the K providers whose
-// hash32(key, salt) is least, `salt` drawn when the answer arrives (live:
-// cell-lookup.ts draws it from its Rng; the simulator from the cell and its
-// fetch count), `key` a 32-bit hash of the provider (live: FNV-1a of its
-// peer id; the simulator: its index). No region, age or peer id is favoured,
-// and a new draw every cache refresh (30 s) spreads a dense cell's tasks over
-// all its crawlers in turn. The draw ignores the host: the Router's ranking
-// chooses among the sample by RTT and load.
+// pseudo-random draw, fresh for every route — the K providers whose
+// hash32(key, salt) is least, `salt` drawn once per route (live: router.ts,
+// from node:crypto; the simulator from a seeded Rng), `key` a 32-bit hash of
+// the provider (live: FNV-1a of its peer id; the simulator: its index). No
+// region, age or peer id is favoured, and consecutive routes into one dense
+// cell see different samples, so its tasks spread over all its crawlers. (A
+// draw per cached answer, held for its 30 s, sent all of a cell's tasks to the
+// same 20 meanwhile: 14 % fewer tasks completed at paper scale, docs/sim.md.)
+// The draw ignores the host: the Router's ranking chooses among the sample.
 
 import { DEFAULT_DENSE_CELL, levels, type CellOptions } from './cells.js';
 import { mergeOptions, optionChecker } from '../options.js';

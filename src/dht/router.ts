@@ -8,19 +8,20 @@
 // level finer, where the block is smaller. Candidates are the providers of the
 // finest level looked up, widened coarser while fewer than minCandidates, at
 // most perCell of each cell's answer (a uniform sample, drawn afresh for every
-// answer: cell-search.ts, the rules the simulator follows too), judged by their current coordinate (provider records can be
+// route: cell-search.ts, the rules the simulator follows too), judged by their current coordinate (provider records can be
 // stale: a crawler moved); coordinates older than `staleMs` are refreshed in the
 // background, unknown ones asked for before ranking. Candidates are ranked by
 // the placement policy (placement.ts: predicted RTT to the host, inflated by
 // load); the order goes to the best, and on 'full'/'leaving'/failure to the next. Without a coordinate the
 // host name is hashed and the XOR-closest crawlers in the Kademlia space take
 // it (the baseline the benchmark compares against).
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Libp2p } from '@libp2p/interface';
 import type { KadDHT } from '@libp2p/kad-dht';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { Coordinate } from '../coords/index.js';
+import type { Rng } from '../rng.js';
 import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
 import { CellLookup } from './cell-lookup.js';
 import { candidatesFrom, cellSearchOptions, HASH_CACHE_TTL_MS, levelStops, peerSampleKey, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
@@ -45,10 +46,13 @@ export interface RouterOptions {
   /** Candidates are the finest level's providers, widened coarser while fewer than this (cell-search.ts). */
   minCandidates?: number;
   /** At most this many providers of one cell's answer become candidates, a
-   * uniform sample drawn afresh for every answer (cell-search.ts providerSample). */
+   * uniform sample drawn afresh for every route (cell-search.ts providerSample). */
   perCell?: number;
   /** A provider's sample key from its peer id (default: cell-search.ts peerSampleKey). */
   sampleKey?: (id: string) => number;
+  /** Draws each route's sample salt (default: node:crypto, unpredictable, so no
+   * crawler can grind a peer id that every sample keeps). */
+  rng?: Rng;
   /** Peer coordinates/loads older than this are refreshed with an info query (in the background), ms. */
   staleMs?: number;
   /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction)
@@ -153,6 +157,8 @@ export class Router {
     const cells = this.o.cells ?? DEFAULT_CELLS;
     // Per level looked up (coarsest first): each provider and the cells it was found in.
     const perLevel: Map<string, string[]>[] = [];
+    // A fresh sample for every route: a dense cell's tasks spread over all its crawlers.
+    const salt = this.o.rng !== undefined ? Math.floor(this.o.rng.next() * 2 ** 32) >>> 0 : randomBytes(4).readUInt32LE(0);
     let finest = -1;
     let fetched = 0;
     for (const level of searchLevels(cells)) {
@@ -162,7 +168,7 @@ export class Router {
       const ids = new Map<string, string[]>();
       const key = this.o.sampleKey ?? peerSampleKey;
       for (const [i, a] of answers.entries()) {
-        for (const id of providerSample(a.ids, key, a.salt ?? 0, this.search.perCell)) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
+        for (const id of providerSample(a.ids, key, salt, this.search.perCell)) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
       }
       perLevel.push(ids);
       if (ids.size > 0) finest = level;

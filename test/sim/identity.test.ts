@@ -10,7 +10,7 @@
 // first, whole provider lists, the Router's 30 s / 10 min cell cache); the
 // hash-routed run is unchanged.
 // Session 9 (sim9): all three re-recorded — the search keeps at most 20
-// providers of each cell's answer (a uniform sample drawn per fetched answer,
+// providers of each cell's answer (a uniform sample drawn per route,
 // cell-search.ts providerSample, as the live Router now does), and crawlers
 // announce adaptively (the coarsest level, finer ones only in dense cells:
 // announce.ts's rule, counted every half TTL), which changes provides and DHT
@@ -38,14 +38,14 @@ const RUNS: { name: string; params: RunParams; digest: string; tasks: number[] }
   {
     name: "ruc, the paper's readings, every strategy",
     params: { scenario: 'ruc', strategies: ['fixed', 'iir', 'icr', 'caf'], routing: 'coord', seed: 1, quick: true, steps: 2000, model: FAITHFUL_MODEL, recrawl: { icrEncourage: 'group' } },
-    digest: '92763349b54d6d788693033a864037d5494c6ab5bf3713ee0d453245aac5c6a9',
-    tasks: [19532, 26836, 26482, 25550],
+    digest: 'dfe2be72422468e2a59faa817af8b6f61c028bfa7741527190157af2c0585ddc',
+    tasks: [19532, 22575, 27401, 25760],
   },
   {
     name: 'rec, the earlier readings, another seed',
     params: { scenario: 'rec', strategies: ['fixed', 'iir'], routing: 'coord', seed: 2, quick: true, steps: 2000, model: EARLIER_MODEL, recrawl: { icrEncourage: 'system' } },
-    digest: '03703b9eca28001edc1bc9f5cf36c57c21ec224ea1c703a019c8a66da365d4e6',
-    tasks: [19948, 25031],
+    digest: 'a44cc494f500b23fd8195c8601cffa5f966c7a7ba02be6389be7b59b7f3d60e6',
+    tasks: [19948, 23723],
   },
   {
     name: 'ruc, hash routing',

@@ -127,6 +127,10 @@ describe('simulated overlay: the search of cell-search.ts', () => {
     expect(got).toHaveLength(23);
     expect(got.slice(0, 3)).toEqual([0, 1, 2]);
     expect(sampled.lastFound).toBe(23);
+    // The next route draws another sample (a dense cell's tasks spread over its crawlers).
+    const again = run(sampled, 0, 1.01);
+    expect(again).toHaveLength(23);
+    expect(again).not.toEqual(got);
   });
 
   it('serves a cached answer while younger than the max-stale age, refreshing it once past the TTL; a crawler that joined shows after the refresh', () => {
