@@ -12,7 +12,7 @@ import type { FullSystemRule, RttRule, SimReadings } from './model.js';
 import { simReadings } from './model.js';
 import { registerAuditPaper } from './audit-cli.js';
 import { jsonSummary, markdown, writeOut } from './report.js';
-import { runScenario } from './run.js';
+import { defaultJobs, runScenarioParallel } from './run-parallel.js';
 import { DEFAULT_SWEEP_CRAWLERS, QUICK_SWEEP_STEPS, runSweep } from './sweep.js';
 import { sweepMarkdown, writeSweep } from './sweep-report.js';
 
@@ -58,6 +58,7 @@ interface RunFlags {
   rttRule?: RttRule;
   icrEncourage?: IcrEncourage;
   faithful?: boolean;
+  jobs?: number;
 }
 
 /** The model and recrawl readings from the flags (sim/model.ts simReadings):
@@ -90,6 +91,7 @@ program
   .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))
   .addOption(new Option('--rtt-rule <rule>', 'per-page RTT: the matrix value (physical), or 2 × it (the paper on p2psim)').choices(['physical', 'paper']))
   .addOption(new Option('--icr-encourage <scope>', "ICR's encourage step: one system-wide success rate, or per group (as IIR)").choices(['system', 'group']))
+  .option('--jobs <n>', 'strategies simulated at once, each on a worker thread with its own copy of the world (default: one per core, at most one per strategy; 1: one after another on the main thread)', intArg('jobs', 1, 64))
   .action(async (flags: RunFlags) => {
     if (flags.latency !== undefined) {
       if (!existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);
@@ -106,34 +108,44 @@ program
     if (flags.encourage !== undefined) recrawl.encourageRate = flags.encourage;
     const { model, icrEncourage } = readings(flags);
 
+    const jobs = Math.min(flags.jobs ?? defaultJobs(strategies.length), strategies.length);
     const bar = process.stderr.isTTY ? new SingleBar({ format: 'sim {strategy} [{bar}] {percentage}% | {duration}s', stream: process.stderr, hideCursor: true }) : null;
+    // One bar: the strategy running, or with several at once the mean of their progress.
+    const label = jobs > 1 ? `${strategies.length} strategies, ${jobs} at once` : '';
+    const progress = new Map<StrategyName, number>();
     let current = '';
-    const report = runScenario({
-      scenario: flags.scenario,
-      strategies,
-      routing: flags.routing,
-      seed: flags.seed,
-      scale: flags.scale,
-      steps: flags.steps,
-      quick: flags.quick ?? false,
-      latencyPath: flags.latency,
-      config: {
-        ...(flags.providerTtl !== undefined ? { overlay: { providerTtlMs: flags.providerTtl * 1000 } } : {}),
-        ...(flags.knownPeers !== undefined ? { knownPeers: flags.knownPeers[0], knownRandom: flags.knownPeers[1] } : {}),
-      },
-      recrawl: { ...recrawl, icrEncourage },
-      model,
-      onProgress: bar
-        ? (s, f) => {
-            if (s !== current) {
-              if (current !== '') bar.stop();
-              current = s;
-              bar.start(100, 0, { strategy: s });
+    const report = await runScenarioParallel(
+      {
+        scenario: flags.scenario,
+        strategies,
+        routing: flags.routing,
+        seed: flags.seed,
+        scale: flags.scale,
+        steps: flags.steps,
+        quick: flags.quick ?? false,
+        latencyPath: flags.latency,
+        config: {
+          ...(flags.providerTtl !== undefined ? { overlay: { providerTtlMs: flags.providerTtl * 1000 } } : {}),
+          ...(flags.knownPeers !== undefined ? { knownPeers: flags.knownPeers[0], knownRandom: flags.knownPeers[1] } : {}),
+        },
+        recrawl: { ...recrawl, icrEncourage },
+        model,
+        onProgress: bar
+          ? (s, f) => {
+              progress.set(s, f);
+              const name = jobs > 1 ? label : s;
+              if (name !== current) {
+                if (current !== '') bar.stop();
+                current = name;
+                bar.start(100, 0, { strategy: name });
+              }
+              const fraction = jobs > 1 ? [...progress.values()].reduce((a, b) => a + b, 0) / strategies.length : f;
+              bar.update(Math.round(fraction * 100), { strategy: name });
             }
-            bar.update(Math.round(f * 100), { strategy: s });
-          }
-        : undefined,
-    });
+          : undefined,
+      },
+      jobs,
+    );
     if (bar && current !== '') {
       bar.update(100);
       bar.stop();

@@ -96,46 +96,67 @@ export function summariseWorld(w: World, buildSeconds: number): ScenarioReport['
   };
 }
 
-export function runScenario(p: RunParams): ScenarioReport {
-  const t0 = performance.now();
+/** A scenario's world, built once for every strategy run on it. */
+export interface PreparedScenario {
+  started: number;
+  latency: LatencyMatrix;
+  cfg: ScenarioConfig;
+  world: World;
+  buildSeconds: number;
+}
+
+export function prepareScenario(p: RunParams): PreparedScenario {
+  const started = performance.now();
   const latency = loadLatency(p.latencyPath);
   const cfg = { ...scenarioConfig(p.scenario, p.quick ?? false, p.scale ?? 1), ...p.config };
   if (p.steps !== undefined) cfg.steps = p.steps;
   const world = buildWorld(latency, cfg, p.seed);
-  const buildSeconds = (performance.now() - t0) / 1000;
+  return { started, latency, cfg, world, buildSeconds: (performance.now() - started) / 1000 };
+}
+
+/** One strategy on the prepared world. */
+export function runStrategy(prep: PreparedScenario, p: RunParams, s: StrategyName, onProgress?: (fraction: number) => void): StrategyResult {
+  return simulate(prep.world, { strategy: s, routing: p.routing, steps: prep.cfg.steps, recrawl: p.recrawl, model: p.model, onProgress });
+}
+
+/** The requested strategies in the report's order (STRATEGIES'). */
+export function requested(p: RunParams): StrategyName[] {
+  return STRATEGIES.filter((s) => p.strategies.includes(s));
+}
+
+/** The report of a scenario from its strategies' results (in STRATEGIES' order). */
+export function scenarioReport(p: RunParams, prep: PreparedScenario, results: StrategyResult[]): ScenarioReport {
   const strategies: Partial<Record<StrategyName, StrategyResult>> = {};
   let events = 0;
   let simSeconds = 0;
-  for (const s of STRATEGIES) {
-    if (!p.strategies.includes(s)) continue;
-    const r = simulate(world, {
-      strategy: s,
-      routing: p.routing,
-      steps: cfg.steps,
-      recrawl: p.recrawl,
-      model: p.model,
-      onProgress: p.onProgress ? (f) => p.onProgress!(s, f) : undefined,
-    });
-    strategies[s] = r;
+  for (const r of results) {
+    strategies[r.strategy] = r;
     events += r.events;
     simSeconds += r.wallSeconds;
   }
-  const wallSeconds = (performance.now() - t0) / 1000;
   return {
     scenario: p.scenario,
     routing: p.routing,
     seed: p.seed,
-    steps: cfg.steps,
+    steps: prep.cfg.steps,
     quick: p.quick ?? false,
     scale: p.scale ?? 1,
-    latencySource: latency.source,
-    world: summariseWorld(world, buildSeconds),
+    latencySource: prep.latency.source,
+    world: summariseWorld(prep.world, prep.buildSeconds),
     model: { ...DEFAULT_MODEL, ...p.model },
     icrEncourage: p.recrawl?.icrEncourage ?? DEFAULT_ICR_ENCOURAGE,
     strategies,
-    bounds: computeBounds(world, cfg.steps, Object.values(strategies)),
-    wallSeconds,
+    bounds: computeBounds(prep.world, prep.cfg.steps, results),
+    wallSeconds: (performance.now() - prep.started) / 1000,
     events,
     eventsPerSec: simSeconds > 0 ? events / simSeconds : 0,
   };
+}
+
+/** Builds the world once and simulates each requested strategy on it, one after another
+ * (sim/run-parallel.ts runs them on worker threads). */
+export function runScenario(p: RunParams): ScenarioReport {
+  const prep = prepareScenario(p);
+  const results = requested(p).map((s) => runStrategy(prep, p, s, p.onProgress ? (f) => p.onProgress!(s, f) : undefined));
+  return scenarioReport(p, prep, results);
 }

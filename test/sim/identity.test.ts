@@ -21,6 +21,7 @@ import { describe, expect, it } from 'vitest';
 import { EARLIER_MODEL, FAITHFUL_MODEL } from '../../sim/model.js';
 import type { RunParams } from '../../sim/run.js';
 import { runScenario } from '../../sim/run.js';
+import { runScenarioParallel } from '../../sim/run-parallel.js';
 
 const NOT_COMPARED = new Set(['wallSeconds', 'eventsPerSec', 'buildSeconds', 'latencySource']);
 
@@ -64,4 +65,13 @@ describe('the same seed gives the same results as before the speed-ups', () => {
       expect({ tasks, digest }).toEqual({ tasks: run.tasks, digest: run.digest });
     });
   }
+  // sim run --jobs: each worker thread builds its own world from the seed and
+  // the report is assembled in the strategies' order, so nothing may move.
+  it('the first run again, its strategies on two worker threads', async () => {
+    const run = RUNS[0]!;
+    const r = await runScenarioParallel(run.params, 2);
+    const tasks = Object.values(r.strategies).map((s) => s!.tasksTotal);
+    const digest = createHash('sha256').update(JSON.stringify(comparable(r))).digest('hex');
+    expect({ tasks, digest }).toEqual({ tasks: run.tasks, digest: run.digest });
+  }, 120_000);
 });

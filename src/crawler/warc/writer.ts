@@ -8,8 +8,9 @@
 // exchanges go over in one transferred buffer: a message per page cost the
 // crawling thread more than building the records costs the worker.
 import { mkdirSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { USER_AGENT } from '../limits.js';
+import { siblingModule, startModuleWorker } from '../../worker-thread.js';
 import type { ClosedFile, RecordCounts, WarcFileSetOptions } from './files.js';
 import { entryBytes, packEntries, type ArchiveEntry } from './record.js';
 import type { WarcReply, WarcRequest, WarcWorkerData } from './worker.js';
@@ -60,18 +61,9 @@ export const WARC_INFO = {
  */
 export const WARC_WORKER_YOUNG_GENERATION_MB = 6;
 
-/** Starts a worker on a module next to this one. Without a build step the sources
- * are TypeScript, and tsx's loader hooks (registered on the main thread by
- * bin/run-ts.js) do not reach worker threads on Node 20: the worker registers them
- * itself before importing the module. */
+/** Starts a worker on a module next to this one (src/worker-thread.ts: also without a build step). */
 function startWorker(name: string, workerData: WarcWorkerData): Worker {
-  const ts = import.meta.url.endsWith('.ts');
-  const url = new URL(`./${name}.${ts ? 'ts' : 'js'}`, import.meta.url);
-  const resourceLimits = { maxYoungGenerationSizeMb: WARC_WORKER_YOUNG_GENERATION_MB };
-  if (!ts) return new Worker(url, { workerData, resourceLimits });
-  const api = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const boot = `import(${api}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`;
-  return new Worker(boot, { eval: true, workerData, resourceLimits });
+  return startModuleWorker(siblingModule(import.meta.url, name), { workerData, resourceLimits: { maxYoungGenerationSizeMb: WARC_WORKER_YOUNG_GENERATION_MB } });
 }
 
 interface Pending {

@@ -1,0 +1,65 @@
+// `sim run --jobs N`: the strategies of one scenario on N worker threads. Each
+// worker builds the world from the same seed (what a world holds is plain data
+// derived from it, so every worker's is the one the main thread builds for the
+// report and the bound) and takes the next strategy when it is free; the report
+// is put together in STRATEGIES' order, so it is the one runScenario gives,
+// wall times aside (test/sim/run-parallel.test.ts). It saves wall time only:
+// CPU time grows by one world build per worker, and memory by one world and one
+// simulation per worker.
+import { availableParallelism } from 'node:os';
+import type { Worker } from 'node:worker_threads';
+import { siblingModule, startModuleWorker } from '../src/worker-thread.js';
+import type { StrategyName } from '../src/recrawl/index.js';
+import type { StrategyResult } from './result.js';
+import type { RunParams, ScenarioReport } from './run.js';
+import { prepareScenario, requested, runScenario, scenarioReport } from './run.js';
+import type { StrategyJob, StrategyReply } from './strategy-worker.js';
+
+/** Worker threads for `strategies` strategies by default: one per core, at most one per strategy. */
+export function defaultJobs(strategies: number): number {
+  return Math.max(1, Math.min(strategies, availableParallelism()));
+}
+
+/** Runs the scenario's strategies on up to `jobs` worker threads (1: on this thread, runScenario). */
+export async function runScenarioParallel(p: RunParams, jobs: number): Promise<ScenarioReport> {
+  const todo = requested(p);
+  const n = Math.min(jobs, todo.length);
+  if (n <= 1) return runScenario(p);
+  const { onProgress, ...params } = p;
+  const workers: Worker[] = [];
+  const results = new Map<StrategyName, StrategyResult>();
+  const done = new Promise<void>((resolve, reject) => {
+    let next = 0;
+    const give = (w: Worker): void => {
+      const job: StrategyJob = next < todo.length ? { strategy: todo[next++]! } : null;
+      w.postMessage(job);
+    };
+    for (let i = 0; i < n; i++) {
+      const w = startModuleWorker(siblingModule(import.meta.url, 'strategy-worker'), { workerData: params });
+      workers.push(w);
+      w.on('message', (m: StrategyReply) => {
+        if (m.kind === 'progress') {
+          onProgress?.(m.strategy, m.fraction);
+          return;
+        }
+        results.set(m.result.strategy, m.result);
+        if (results.size === todo.length) resolve();
+        else give(w);
+      });
+      w.on('error', reject);
+      w.on('exit', (code) => {
+        if (code !== 0) reject(new Error(`sim: a strategy worker exited with code ${code}`));
+      });
+      give(w);
+    }
+  });
+  done.catch(() => undefined); // rejections are seen by the await below, or not wanted after a failed build
+  try {
+    // The main thread's own world (for the report and the bound) is built while the workers run.
+    const prep = prepareScenario(p);
+    await done;
+    return scenarioReport(p, prep, todo.map((s) => results.get(s)!));
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
