@@ -185,6 +185,7 @@ interface SweepFlags {
   fullSystem?: FullSystemRule;
   rttRule?: RttRule;
   icrEncourage?: IcrEncourage;
+  jobs?: number;
 }
 
 program
@@ -204,6 +205,7 @@ program
   .addOption(new Option('--full-system <rule>', 'reject | hold (as for run)').choices(['reject', 'hold']))
   .addOption(new Option('--rtt-rule <rule>', 'physical | paper (as for run)').choices(['physical', 'paper']))
   .addOption(new Option('--icr-encourage <scope>', 'system | group (as for run)').choices(['system', 'group']))
+  .option('--jobs <n>', 'strategies simulated at once at each point, on worker threads (as for run; default one per core)', intArg('jobs', 1, 64))
   .action(async (flags: SweepFlags) => {
     if (flags.latency !== undefined && !existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);
     if (flags.out !== undefined && existsSync(flags.out) && !statSync(flags.out).isDirectory()) {
@@ -215,9 +217,10 @@ program
     const { model, icrEncourage } = readings(flags);
     // Progress: one line per finished run on stderr (a sweep is many runs).
     let last = '';
-    const report = runSweep({
+    const report = await runSweep({
       crawlers: flags.crawlers,
       strategies,
+      jobs: flags.jobs ?? defaultJobs(strategies.length),
       steps,
       seed: flags.seed,
       routing: flags.routing,

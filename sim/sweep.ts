@@ -7,7 +7,7 @@ import type { Bounds, OfBound } from './bounds.js';
 import { ofBound } from './bounds.js';
 import type { SimModel } from './model.js';
 import type { Routing } from './routing.js';
-import { runScenario } from './run.js';
+import { runScenarioParallel } from './run-parallel.js';
 import { threadUse, threadUseShares, type ThreadUse } from './thread-use.js';
 
 export const DEFAULT_SWEEP_CRAWLERS: readonly number[] = [700, 1400, 2100, 2800, 4200, 5600];
@@ -23,6 +23,8 @@ export interface SweepParams {
   latencyPath?: string;
   recrawl?: Partial<RecrawlOptions>;
   model?: Partial<SimModel>;
+  /** Strategies simulated at once at each point, on worker threads (default 1: one after another). */
+  jobs?: number;
   /** Called as each strategy of each point starts and progresses. */
   onProgress?: (crawlers: number, strategy: StrategyName, fraction: number) => void;
 }
@@ -63,7 +65,7 @@ export interface SweepReport {
   wallSeconds: number;
 }
 
-export function runSweep(p: SweepParams): SweepReport {
+export async function runSweep(p: SweepParams): Promise<SweepReport> {
   const t0 = performance.now();
   const points: SweepPoint[] = [];
   const rows: SweepRow[] = [];
@@ -71,7 +73,8 @@ export function runSweep(p: SweepParams): SweepReport {
   let model: SimModel | null = null;
   for (const n of p.crawlers) {
     // rec's world (16000 channels, the same seed) with n crawlers.
-    const r = runScenario({
+    const r = await runScenarioParallel(
+      {
       scenario: 'rec',
       strategies: p.strategies,
       routing: p.routing,
@@ -82,7 +85,9 @@ export function runSweep(p: SweepParams): SweepReport {
       model: p.model,
       config: { crawlers: n },
       onProgress: p.onProgress ? (s, f) => p.onProgress!(n, s, f) : undefined,
-    });
+      },
+      p.jobs ?? 1,
+    );
     hosts = r.world.hosts;
     model = r.model;
     let online = 0;
