@@ -65,6 +65,7 @@ export function reassignCAF(state: RecrawlState, now: number): RoundReport {
   const f = allocateFrequencies(groups, budget);
   // The budget the allocation could spend (bounds reached): no wind-up beyond it.
   state.cafBudget = groups.reduce((b, g, i) => b + g.channels * f[i]! * g.cost, 0);
+  if (o.cafCostExponent > 0) setCostFactors(state, cost);
   const final = f.map((x) => 1 / x);
   final.forEach((v, g) => (state.groups[g]!.interval = v));
   resetWindow(state, now);
@@ -76,6 +77,24 @@ export function reassignCAF(state: RecrawlState, now: number): RoundReport {
     encouraged: new Array<boolean>(k).fill(step > 1),
     observedLoad: state.cafBudget,
   };
+}
+
+/** Each channel's interval multiplier for its own cost: (its mean download time ÷ its
+ * group's)^cafCostExponent within [1 / cafCostSpread, cafCostSpread]; 1 until it has one. */
+function setCostFactors(state: RecrawlState, groupCost: readonly number[]): void {
+  const o = state.options;
+  const hi = o.cafCostSpread;
+  for (const c of state.channels) {
+    const n = c.downloadTimes.length;
+    const g = groupCost[c.group]!;
+    if (n === 0 || !(g > 0)) {
+      c.costFactor = 1;
+      continue;
+    }
+    let sum = 0;
+    for (const d of c.downloadTimes) sum += d;
+    c.costFactor = Math.min(hi, Math.max(1 / hi, (sum / n / g) ** o.cafCostExponent));
+  }
 }
 
 /** How many of its channel's intervals a task may wait for a thread before it

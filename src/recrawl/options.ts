@@ -62,6 +62,13 @@ export interface RecrawlOptions {
    * submitted again when it falls due: the waiting task stands for it. 1 = every
    * due channel is submitted and a task still waiting then expires. */
   cafWaitIntervals: number;
+  /** CAF: within a group, a channel is recrawled at its group's interval × (its own
+   * mean download time ÷ the group's)^this (0: every channel at its group's interval):
+   * a cheap channel more often, a costly one less — for the same thread-time, more
+   * updates (formula (5) counts updates) and fresher copies. */
+  cafCostExponent: number;
+  /** CAF: that factor stays within [1 / this, this]. */
+  cafCostSpread: number;
 }
 
 export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
@@ -88,6 +95,8 @@ export const DEFAULT_RECRAWL_OPTIONS: Readonly<RecrawlOptions> = Object.freeze({
   cafMaxBackoff: 16,
   cafFollowThreads: false,
   cafWaitIntervals: 2,
+  cafCostExponent: 0,
+  cafCostSpread: 2,
 });
 
 export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOptions {
@@ -118,5 +127,7 @@ export function recrawlOptions(partial: Partial<RecrawlOptions> = {}): RecrawlOp
   if (!(o.cafMaxBackoff >= 1 && Number.isFinite(o.cafMaxBackoff))) bad('cafMaxBackoff must be finite and >= 1');
   if (typeof o.cafFollowThreads !== 'boolean') bad('cafFollowThreads must be a boolean');
   if (!(o.cafWaitIntervals >= 1 && Number.isFinite(o.cafWaitIntervals))) bad('cafWaitIntervals must be finite and >= 1');
+  if (!(o.cafCostExponent >= 0 && o.cafCostExponent <= 1)) bad('cafCostExponent must be in [0, 1]');
+  if (!(o.cafCostSpread >= 1 && Number.isFinite(o.cafCostSpread))) bad('cafCostSpread must be finite and >= 1');
   return o;
 }

@@ -24,6 +24,8 @@ export interface ChannelRecord {
   downloadTimes: number[];
   /** CAF: the channel's own interval multiplier (1 or absent = its group's interval). */
   backoff?: number;
+  /** CAF: the multiplier for its cost beside its group's (cafCostExponent; 1 or absent = none). */
+  costFactor?: number;
 }
 
 export interface GroupRecord {
@@ -160,7 +162,7 @@ export function groupInterval(state: RecrawlState, group: number): number {
 export function channelInterval(state: RecrawlState, channel: number): number {
   const c = state.channels[channel]!;
   const o = state.options;
-  let iv = state.groups[c.group]!.interval * (c.backoff ?? 1);
+  let iv = state.groups[c.group]!.interval * (c.backoff ?? 1) * (c.costFactor ?? 1);
   if (o.rateCap !== null) iv = Math.max(iv, c.changeInterval / o.rateCap);
   return Math.max(iv, o.minInterval);
 }

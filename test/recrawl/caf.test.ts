@@ -188,6 +188,26 @@ describe('CAF', () => {
     }
   });
 
+  it('with cafCostExponent, recrawls a cheap channel of a group more often and a costly one less (hand-computed)', () => {
+    const three = [
+      { changeInterval: 60, group: 0 },
+      { changeInterval: 60, group: 0 },
+      { changeInterval: 60, group: 0 },
+    ];
+    for (const exponent of [0, 0.5]) {
+      const s = createRecrawlState(three, { strategy: 'caf', minInterval: 0, cafCostExponent: exponent, cafCostSpread: 2 });
+      // Download times 1, 4 and 16 (mean 7): factors (1/7)^½ → clamped to ½, (4/7)^½, (16/7)^½.
+      recordSuccess(s, 0, 10, 1);
+      recordSuccess(s, 1, 10, 4);
+      recordSuccess(s, 2, 10, 16);
+      observeLoad(s, { threads: 10, running: 9.5, queued: 0 });
+      reassign(s, 100);
+      const g = s.groups[0]!.interval;
+      const want = exponent === 0 ? [1, 1, 1] : [0.5, Math.sqrt(4 / 7), Math.sqrt(16 / 7)];
+      want.forEach((f, ch) => expect(channelInterval(s, ch)).toBeCloseTo(g * f, 9));
+    }
+  });
+
   it('lets a task wait cafWaitIntervals of its intervals; the paper\'s strategies one', () => {
     const one = [{ changeInterval: 60, group: 0 }];
     expect(waitIntervals(createRecrawlState(one, { strategy: 'caf', cafWaitIntervals: 3 }))).toBe(3);
@@ -201,6 +221,8 @@ describe('CAF', () => {
   });
 
   it('validates its options and survives a JSON round trip', () => {
+    expect(() => recrawlOptions({ cafCostExponent: 1.5 })).toThrow(/cafCostExponent/);
+    expect(() => recrawlOptions({ cafCostSpread: 0.5 })).toThrow(/cafCostSpread/);
     expect(() => recrawlOptions({ cafTargetUtilisation: 1.5 })).toThrow(/cafTargetUtilisation/);
     expect(() => recrawlOptions({ cafMaxStep: 1 })).toThrow(/cafMaxStep/);
     expect(() => recrawlOptions({ cafBackoff: 0.5 })).toThrow(/cafBackoff/);
