@@ -91,7 +91,7 @@ program
   .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))
   .addOption(new Option('--rtt-rule <rule>', 'per-page RTT: the matrix value (physical), or 2 × it (the paper on p2psim)').choices(['physical', 'paper']))
   .addOption(new Option('--icr-encourage <scope>', "ICR's encourage step: one system-wide success rate, or per group (as IIR)").choices(['system', 'group']))
-  .option('--jobs <n>', 'strategies simulated at once, each on a worker thread with its own copy of the world (default: one per core, at most one per strategy; 1: one after another on the main thread)', intArg('jobs', 1, 64))
+  .option('--jobs <n>', 'strategies simulated at once, each on a worker thread with its own copy of the world (default: one per core, at most one per strategy, for full-size runs of 10000 steps or more; 1: one after another on the main thread)', intArg('jobs', 1, 64))
   .action(async (flags: RunFlags) => {
     if (flags.latency !== undefined) {
       if (!existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);
@@ -108,7 +108,7 @@ program
     if (flags.encourage !== undefined) recrawl.encourageRate = flags.encourage;
     const { model, icrEncourage } = readings(flags);
 
-    const jobs = Math.min(flags.jobs ?? defaultJobs(strategies.length), strategies.length);
+    const jobs = Math.min(flags.jobs ?? defaultJobs(strategies.length, flags.steps ?? 90_000, flags.quick === true), strategies.length);
     const bar = process.stderr.isTTY ? new SingleBar({ format: 'sim {strategy} [{bar}] {percentage}% | {duration}s', stream: process.stderr, hideCursor: true }) : null;
     // One bar: the strategy running, or with several at once the mean of their progress.
     const label = jobs > 1 ? `${strategies.length} strategies, ${jobs} at once` : '';
@@ -220,7 +220,7 @@ program
     const report = await runSweep({
       crawlers: flags.crawlers,
       strategies,
-      jobs: flags.jobs ?? defaultJobs(strategies.length),
+      jobs: flags.jobs ?? defaultJobs(strategies.length, steps),
       steps,
       seed: flags.seed,
       routing: flags.routing,

@@ -15,8 +15,15 @@ import type { RunParams, ScenarioReport } from './run.js';
 import { prepareScenario, requested, runScenario, scenarioReport } from './run.js';
 import type { StrategyJob, StrategyReply } from './strategy-worker.js';
 
-/** Worker threads for `strategies` strategies by default: one per core, at most one per strategy. */
-export function defaultJobs(strategies: number): number {
+/** Below this many steps a run is seconds long, and starting workers (each loads the
+ * modules and the latency data and builds its world) costs more than it saves. */
+export const PARALLEL_MIN_STEPS = 10_000;
+
+/** Worker threads by default: one per core and at most one per strategy, for full-size
+ * worlds run for at least PARALLEL_MIN_STEPS steps (`--quick`'s small world and shorter
+ * runs on this thread). */
+export function defaultJobs(strategies: number, steps: number, quick = false): number {
+  if (quick || steps < PARALLEL_MIN_STEPS) return 1;
   return Math.max(1, Math.min(strategies, availableParallelism()));
 }
 

@@ -304,6 +304,9 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     const f = cli('run', '--known-peers', '8');
     expect(f.status).not.toBe(0);
     expect(f.stderr).toMatch(/--known-peers takes two counts/);
+    const g = cli('run', '--jobs', '0');
+    expect(g.status).not.toBe(0);
+    expect(g.stderr).toMatch(/--jobs must be between 1 and/);
   });
   it('rejects a missing or malformed latency file', () => {
     const a = cli('run', '--quick', '--latency', '/nonexistent/latency.txt');
@@ -318,7 +321,8 @@ describe('sim CLI', { timeout: 240_000 }, () => {
   });
   it('sweep: one point, every strategy, CSV/JSON/SVG out, the bound beside each', () => {
     const dir = mkdtempSync(join(tmpdir(), 'simsweep-'));
-    const r = cli('sweep', '--crawlers', '60', '--steps', '300', '--json', '--out', dir);
+    // --jobs 2: the strategies on worker threads started from the compiled dist/sim/strategy-worker.js.
+    const r = cli('sweep', '--crawlers', '60', '--steps', '300', '--json', '--out', dir, '--jobs', '2');
     expect(r.status).toBe(0);
     const j = JSON.parse(r.stdout) as { points: { crawlers: number; bounds: { updateQualityWeighted: number } }[]; rows: { strategy: string; updateQualityWeighted: number }[] };
     expect(j.points.map((p) => p.crawlers)).toEqual([60]);
