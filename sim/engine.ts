@@ -11,6 +11,7 @@ import type { RecrawlOptions, RecrawlState, StrategyName } from '../src/recrawl/
 import {
   channelInterval,
   createRecrawlState,
+  groupChannelInterval,
   observeLoad,
   reassign,
   recordFailure,
@@ -143,10 +144,10 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
   let intervalSince = 0;
   // In this world all channels of a group share one change interval, so one
   // representative channel per group tells the interval it is scheduled at
-  // (rate cap and floor applied).
+  // (rate cap and floor applied; CAF's per-channel factors not: the group's).
   const rep = new Int32Array(K).fill(-1);
   for (let h = H - 1; h >= 0; h--) rep[world.group[h]!] = h;
-  const effectiveInterval = (g: number): number => (rep[g]! >= 0 ? channelInterval(rec, rep[g]!) : rec.groups[g]!.interval);
+  const effectiveInterval = (g: number): number => (rep[g]! >= 0 ? groupChannelInterval(rec, g, world.changeInterval[rep[g]!]!) : rec.groups[g]!.interval);
   for (let g = 0; g < K; g++) intervalNow[g] = effectiveInterval(g);
   function noteIntervals(t: number): void {
     for (let g = 0; g < K; g++) {

@@ -161,9 +161,19 @@ export function groupInterval(state: RecrawlState, group: number): number {
  * below the floor, and never faster than rateCap × its change frequency. */
 export function channelInterval(state: RecrawlState, channel: number): number {
   const c = state.channels[channel]!;
+  return boundedInterval(state, state.groups[c.group]!.interval * (c.backoff ?? 1) * (c.costFactor ?? 1), c.changeInterval);
+}
+
+/** The interval a channel of `group` with this change interval is recrawled at
+ * before CAF's per-channel factors (backoff, cost): what a group's interval means in practice. */
+export function groupChannelInterval(state: RecrawlState, group: number, changeInterval: number): number {
+  return boundedInterval(state, state.groups[group]!.interval, changeInterval);
+}
+
+function boundedInterval(state: RecrawlState, interval: number, changeInterval: number): number {
   const o = state.options;
-  let iv = state.groups[c.group]!.interval * (c.backoff ?? 1) * (c.costFactor ?? 1);
-  if (o.rateCap !== null) iv = Math.max(iv, c.changeInterval / o.rateCap);
+  let iv = interval;
+  if (o.rateCap !== null) iv = Math.max(iv, changeInterval / o.rateCap);
   return Math.max(iv, o.minInterval);
 }
 
