@@ -38,7 +38,7 @@ function numArg(name: string, min: number) {
   };
 }
 
-interface RunFlags {
+interface RunFlags extends CafFlags {
   scenario: 'rec' | 'ruc';
   steps?: number;
   seed: number;
@@ -59,6 +59,28 @@ interface RunFlags {
   icrEncourage?: IcrEncourage;
   faithful?: boolean;
   jobs?: number;
+}
+
+interface CafFlags {
+  cafCostExponent?: number;
+  cafMaxQueue?: number;
+}
+
+/** CAF's knobs a run or a sweep may set (docs/recrawl.md, "CAF"). */
+function cafOptions(flags: CafFlags): Partial<RecrawlOptions> {
+  if (flags.cafCostExponent !== undefined && flags.cafCostExponent > 1) throw new Error(`--caf-cost-exponent must be in [0, 1], got ${flags.cafCostExponent}`);
+  const o: Partial<RecrawlOptions> = {};
+  if (flags.cafCostExponent !== undefined) o.cafCostExponent = flags.cafCostExponent;
+  if (flags.cafMaxQueue !== undefined) o.cafMaxQueue = flags.cafMaxQueue;
+  return o;
+}
+
+/** The CAF flags, added to a command's options where they belong in its help. */
+function cafFlags(): Option[] {
+  return [
+    new Option('--caf-cost-exponent <x>', "CAF: within a group, a channel's interval × (its mean download time ÷ its group's)^x, x in [0, 1] (default 0: off)").argParser(numArg('caf-cost-exponent', 0)),
+    new Option('--caf-max-queue <q>', 'CAF: the queued tasks per online thread it lets build up (default 0.9)').argParser(numArg('caf-max-queue', 0)),
+  ];
 }
 
 /** The model and recrawl readings from the flags (sim/model.ts simReadings):
@@ -91,6 +113,8 @@ program
   .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))
   .addOption(new Option('--rtt-rule <rule>', 'per-page RTT: the matrix value (physical), or 2 × it (the paper on p2psim)').choices(['physical', 'paper']))
   .addOption(new Option('--icr-encourage <scope>', "ICR's encourage step: one system-wide success rate, or per group (as IIR)").choices(['system', 'group']))
+  .addOption(cafFlags()[0]!)
+  .addOption(cafFlags()[1]!)
   .option('--jobs <n>', 'strategies simulated at once, each on a worker thread with its own copy of the world (default: one per core, at most one per strategy, for full-size runs of 10000 steps or more; 1: one after another on the main thread)', intArg('jobs', 1, 64))
   .action(async (flags: RunFlags) => {
     if (flags.latency !== undefined) {
@@ -102,7 +126,7 @@ program
     }
     if (flags.encourage !== undefined && flags.encourage > 1) throw new Error(`--encourage must be in (0, 1], got ${flags.encourage}`);
     const strategies: StrategyName[] = flags.strategy === 'all' ? [...STRATEGIES] : [flags.strategy];
-    const recrawl: Partial<RecrawlOptions> = {};
+    const recrawl: Partial<RecrawlOptions> = cafOptions(flags);
     if (flags.rateCap !== undefined) recrawl.rateCap = flags.rateCap;
     if (flags.minInterval !== undefined) recrawl.minInterval = flags.minInterval;
     if (flags.encourage !== undefined) recrawl.encourageRate = flags.encourage;
@@ -171,7 +195,7 @@ function crawlerList(v: string): number[] {
   return parts.map((x) => intArg('crawlers', 10, 100_000)(x));
 }
 
-interface SweepFlags {
+interface SweepFlags extends CafFlags {
   crawlers: number[];
   steps?: number;
   quickSteps?: boolean;
@@ -205,6 +229,8 @@ program
   .addOption(new Option('--full-system <rule>', 'reject | hold (as for run)').choices(['reject', 'hold']))
   .addOption(new Option('--rtt-rule <rule>', 'physical | paper (as for run)').choices(['physical', 'paper']))
   .addOption(new Option('--icr-encourage <scope>', 'system | group (as for run)').choices(['system', 'group']))
+  .addOption(cafFlags()[0]!)
+  .addOption(cafFlags()[1]!)
   .option('--jobs <n>', 'strategies simulated at once at each point, on worker threads (as for run; default one per core)', intArg('jobs', 1, 64))
   .action(async (flags: SweepFlags) => {
     if (flags.latency !== undefined && !existsSync(flags.latency)) throw new Error(`latency file not found: ${flags.latency}`);
@@ -225,7 +251,7 @@ program
       seed: flags.seed,
       routing: flags.routing,
       latencyPath: flags.latency,
-      recrawl: { icrEncourage },
+      recrawl: { ...cafOptions(flags), icrEncourage },
       model,
       onProgress: (n, s) => {
         const key = `${n} ${s}`;

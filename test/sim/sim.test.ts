@@ -307,6 +307,9 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     const g = cli('run', '--jobs', '0');
     expect(g.status).not.toBe(0);
     expect(g.stderr).toMatch(/--jobs must be between 1 and/);
+    const h = cli('run', '--caf-cost-exponent', '2');
+    expect(h.status).not.toBe(0);
+    expect(h.stderr).toMatch(/--caf-cost-exponent must be in \[0, 1\]/);
   });
   it('rejects a missing or malformed latency file', () => {
     const a = cli('run', '--quick', '--latency', '/nonexistent/latency.txt');
