@@ -78,9 +78,10 @@ describe('real processes: dht-manager serve + 3 × volunteer-crawler join + test
       { seed: 11 },
     );
     mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', TIME_SCALE, '--tick', '200']);
-    for (let i = 0; i < 3; i++) {
-      volunteers.push(await startVolunteerProcess(`volunteer ${i}`, mgr, join(dir, `volunteer-${i}`), ['--threads', '2', '--queue', '2', '--coord-interval', '300', '--seed', String(7 + i)]));
-    }
+    // The three join through the manager independently: started together.
+    const started = await Promise.allSettled([0, 1, 2].map((i) => startVolunteerProcess(`volunteer ${i}`, mgr, join(dir, `volunteer-${i}`), ['--threads', '2', '--queue', '2', '--coord-interval', '300', '--seed', String(7 + i)])));
+    for (const s of started) if (s.status === 'fulfilled') volunteers.push(s.value); // afterAll stops them
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
     await explained(() => waitFor(async () => (await onlineCrawlers()) === 3, 90_000, 'the manager to see 3 crawlers'));
   }, 300_000);
 

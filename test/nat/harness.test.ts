@@ -10,7 +10,9 @@ import { spawnNode } from '../../testbed/processes.js';
 const unsupported = namespaceSupport();
 if (unsupported !== null) console.warn(`test/nat skipped: ${unsupported}`);
 
-const ECHO = 'testbed/nat/echo.ts';
+// The compiled echo tool (the global setup keeps dist/ fresh): about 25 short
+// processes, each of which would otherwise start tsx and compile echo.ts first.
+const ECHO = 'dist/testbed/nat/echo.js';
 const PORT = '7000';
 
 describe.skipIf(unsupported !== null)('NAT test network (Linux namespaces, nftables)', () => {
