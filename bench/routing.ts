@@ -28,6 +28,7 @@ import { toWireCoord } from '../src/dht/peers.js';
 import { signOrder, type TaskOrder, type SignedEnvelope } from '../src/dht/signing.js';
 import { UPLOAD_PROTOCOL } from '../src/dht/upload.js';
 import { DEFAULT_PROVIDER_TTL_MS } from '../src/dht/announce.js';
+import { blockAround, cellAt, DEFAULT_CELLS } from '../src/dht/cells.js';
 import { TestNet, waitFor } from '../testbed/net/harness.js';
 import { ProcessNet } from '../testbed/net/process-net.js';
 
@@ -231,6 +232,20 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   // lower (the router's view of coordinates is stale), or the order went on
   // after a refusal; and how long routes that waited for the DHT took.
   const why = { missed: 0, staleRank: 0, retried: 0 };
+  // The same split, finer (#18): a miss whose crawler lies outside the block of
+  // the finest level found (the search's geometry) or inside it yet absent
+  // from the providers (a partial list, or not announced at that level); a
+  // candidate ranked lower because the manager's copy of the coordinates puts
+  // the chosen one nearer (its copy is older than the live one the oracle
+  // reads) or because the placement policy's load/spill order put it lower.
+  // Per class: routes, the RTT given up (chosen − oracle's crawler, ms, summed)
+  // and the stretch p90 had those routes gone to the oracle's crawler.
+  const classes = ['missedOutsideBlock', 'missedInBlock', 'rankedLowerByManagerCoords', 'rankedLowerByPolicy', 'retried'] as const;
+  type Cls = (typeof classes)[number];
+  const byClass = new Map<Cls, { routes: number; extraMs: number }>(classes.map((c) => [c, { routes: 0, extraMs: 0 }]));
+  const routed: { stretch: number; oracleStretch: number; cls?: Cls }[] = [];
+  const coordDriftMs: number[] = [];
+  const table = net.manager.peers;
   const candidates: number[] = [];
   const levels: Record<string, number> = {};
   const fetchedMs: number[] = [];
@@ -253,13 +268,34 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
       const best = net.nearest(o.h);
       if (i === best.i) exact++;
       const oi = oracleChoice.get(o.h)!;
+      let cls: Cls | undefined;
       if (i === oi) asOracle++;
       else if (!hash) {
         const oid = net.peerIdOf(oi);
-        if (r.attempts > 1) why.retried++;
-        else if (r.ranked === undefined || !r.ranked.includes(oid)) why.missed++;
-        else why.staleRank++;
+        const hc = fromWireCoord(o.order.hostCoord!);
+        if (r.attempts > 1) {
+          why.retried++;
+          cls = 'retried';
+        } else if (r.ranked === undefined || !r.ranked.includes(oid)) {
+          why.missed++;
+          const level = r.level >= 0 ? r.level : DEFAULT_CELLS.minLevel;
+          const own = cellAt(net.coord(oi), level).name;
+          cls = blockAround(hc, level).some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
+        } else {
+          why.staleRank++;
+          const mine = table.get(r.chosen)?.coord;
+          const theirs = table.get(oid)?.coord;
+          cls = mine !== undefined && theirs !== undefined && predictRtt(theirs, hc) >= predictRtt(mine, hc) ? 'rankedLowerByManagerCoords' : 'rankedLowerByPolicy';
+          // How far the manager's copies lie from the live coordinates the oracle read (ms in coordinate space).
+          for (const [copy, j] of [[mine, i], [theirs, oi]] as const) {
+            if (copy !== undefined) coordDriftMs.push(Math.hypot(...Array.from(copy.vec, (x, a) => x - (net.coord(j).vec[a] ?? 0))));
+          }
+        }
+        const c = byClass.get(cls)!;
+        c.routes++;
+        c.extraMs += net.rtt(o.h, net.index[i]!) - net.rtt(o.h, net.index[oi]!);
       }
+      if (!hash) routed.push({ stretch: net.rtt(o.h, net.index[i]!) / best.rtt, oracleStretch: net.rtt(o.h, net.index[oi]!) / best.rtt, cls });
       if (!hash) {
         candidates.push(r.candidates);
         levels[r.level] = (levels[r.level] ?? 0) + 1;
@@ -277,8 +313,12 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   candidates.sort((a, b) => a - b);
   fetchedMs.sort((a, b) => a - b);
   cachedMs.sort((a, b) => a - b);
+  const p90If = (fixed: Cls) => quantileSorted(routed.map((x) => (x.cls === fixed ? x.oracleStretch : x.stretch)).sort((a, b) => a - b), 0.9);
+  coordDriftMs.sort((a, b) => a - b);
   const diagnosis = {
     ...why,
+    unlikeOracle: Object.fromEntries(classes.map((c) => [c, { routes: byClass.get(c)!.routes, extraMsSum: Math.round(byClass.get(c)!.extraMs), stretchP90IfOracle: hash ? undefined : p90If(c) }])),
+    managerCopyDriftMsMedian: quantileSorted(coordDriftMs, 0.5),
     candidatesMedian: quantileSorted(candidates, 0.5),
     candidatesP10: quantileSorted(candidates, 0.1),
     levels,
@@ -355,6 +395,7 @@ else {
   console.log(`hash routing stretch median ${result.hashStretchMedian.toFixed(3)} p90 ${result.hashStretchP90.toFixed(3)}`);
   const d = result.diagnosis;
   console.log(`choices unlike the oracle's: ${d.missed} not among the candidates, ${d.staleRank} ranked lower (stale coordinates), ${d.retried} after a refusal; candidates median ${d.candidatesMedian} (p10 ${d.candidatesP10}), finest level found ${JSON.stringify(d.levels)}`);
+  console.log(`  by class (routes, RTT given up in ms, stretch p90 had they gone to the oracle's crawler): ${Object.entries(d.unlikeOracle).map(([k, v]) => `${k} ${v.routes} / ${v.extraMsSum} / ${v.stretchP90IfOracle?.toFixed(2)}`).join('; ')}; the manager's coordinate copies (ranked lower) lie a median ${d.managerCopyDriftMsMedian.toFixed(1)} ms from the live ones`);
   console.log(`routes that waited for a DHT lookup: ${d.routesThatFetched} (accept p50 ${d.fetchedAcceptP50Ms.toFixed(1)} ms p99 ${d.fetchedAcceptP99Ms.toFixed(1)} ms); from cache p50 ${d.cachedAcceptP50Ms.toFixed(1)} ms p99 ${d.cachedAcceptP99Ms.toFixed(1)} ms`);
   console.log(`submit-to-accept p50 ${result.acceptP50Ms.toFixed(1)} ms p99 ${result.acceptP99Ms.toFixed(1)} ms (concurrency ${opts.concurrency})`);
   console.log(`peak RSS summed over processes ${peakRssSumMB.toFixed(0)} MB; ${result.nodes} nodes in ${result.processes} process(es); whole run ${result.wallSeconds.toFixed(0)} s (load average ${result.loadAverage})`);

@@ -9,15 +9,17 @@
 // and stops at a block whose cells each hold fewer than DEFAULT_DENSE_CELL
 // crawlers (cell-search.ts), so a finer
 // record in a sparse cell is never read — yet each one is a DHT walk of ~15
-// FIND_NODE and 20 ADD_PROVIDER, re-provided every half TTL. Every
-// `densityCheckMs` the announcer counts the crawlers of its finest announced
-// cell (a GET_PROVIDERS lookup that stops after two record holders, far
-// cheaper than a provide): dense, it adds the next finer level; when the cell
-// above holds fewer than half the dense mark, it drops its finest one. A cell
-// that turns dense between two counts: a router takes the candidates of the
-// finest level it looked up (cell-search.ts), widened coarser only while fewer
-// than minCandidates, so a crawler not yet announced one level finer can be
-// missed there until its next count.
+// FIND_NODE and 20 ADD_PROVIDER, re-provided every half TTL. The announcer
+// counts the crawlers of its finest announced cell (a GET_PROVIDERS lookup
+// that stops after four record holders, far cheaper than a provide): dense, it
+// adds the next finer level; when the cell above holds fewer than half the
+// dense mark, it drops its finest one. It counts right after announcing a
+// cell, then after 30 s, 60 s, … doubling up to `densityCheckMs` (half the
+// TTL): a cell fills while its crawlers' coordinates settle. A cell that turns
+// dense between two counts: a router takes the candidates of the finest level
+// it looked up (cell-search.ts), widened coarser only while fewer than
+// minCandidates, so a crawler not yet announced one level finer can be missed
+// there until its next count.
 //
 // Every provide is a DHT walk, so a move is announced only when it is real: an
 // announced cell is kept while the coordinate stays within a quarter cell of it
@@ -84,10 +86,14 @@ export interface AnnouncerOptions {
   ready: () => boolean;
   /** Providers that make a cell dense (a router looks finer): DEFAULT_DENSE_CELL. */
   denseAt?: number;
-  /** Gap between counts of our finest announced cell, ms (default: half the
-   * provider TTL, when kad-dht re-provides anyway). The first count follows
-   * the first announcement. */
+  /** Longest gap between counts of our finest announced cell, ms (default:
+   * half the provider TTL, when kad-dht re-provides anyway). The first count
+   * follows the first announcement. */
   densityCheckMs?: number;
+  /** Gap after the first count, ms (default 30 000); each later gap doubles up
+   * to densityCheckMs, and the schedule starts again when the finest announced
+   * cell changes (a move, a level added or dropped). */
+  densityFirstGapMs?: number;
   /** Crawlers announced in `cell`, this one included (default: a GET_PROVIDERS
    * lookup through the stack's kad-dht; 1 without one). */
   countProviders?: (cell: Cell) => Promise<number>;
@@ -105,6 +111,9 @@ export class Announcer {
   /** Levels announced, coarsest first (1: the coarsest only). */
   private depth = 1;
   private densityAt = -Infinity;
+  /** Counts since the finest announced cell last changed (the gap doubles with each). */
+  private countsHere = 0;
+  private countedCell: string | undefined;
   private readonly count: (cell: Cell) => Promise<number>;
   /** Provides made (each a DHT walk), and cell counts made to choose the levels. */
   announcements = 0;
@@ -202,10 +211,17 @@ export class Announcer {
    * above is sparse again: nobody reads our finest record). The next check
    * provides or withdraws the level at once (no stability wait: not a move). */
   private async chooseDepth(announced: Cell[], levelCount: number): Promise<void> {
-    if (announced.length === 0 || performance.now() - this.densityAt < (this.o.densityCheckMs ?? providerTiming().thresholdMs)) return;
-    this.densityAt = performance.now();
-    const dense = this.o.denseAt ?? DEFAULT_DENSE_CELL;
+    if (announced.length === 0) return;
     const finest = announced[0]!;
+    if (finest.name !== this.countedCell) {
+      this.countedCell = finest.name;
+      this.countsHere = 0;
+      this.densityAt = -Infinity;
+    }
+    if (performance.now() - this.densityAt < this.densityGap()) return;
+    this.densityAt = performance.now();
+    this.countsHere++;
+    const dense = this.o.denseAt ?? DEFAULT_DENSE_CELL;
     this.densityChecks++;
     const n = await this.count(finest).catch(() => 0);
     if (announceFiner(n, this.depth, levelCount, dense)) {
@@ -220,6 +236,19 @@ export class Announcer {
       this.depth--;
       this.o.log?.debug({ cell: announced[1]!.name, providers: above, levels: this.depth }, 'sparse cell: finest level dropped');
     }
+  }
+
+  /** The wait before the next count of the same cell: short at first, since a
+   * cell fills as its crawlers' coordinates settle and each one announces —
+   * counted only every half TTL, a crawler counted its cell sparse right after
+   * its own first announcement and stayed out of the finer level, where routers
+   * already looked, for up to five minutes (#18: the oracle's crawler missing
+   * from the candidates). Doubling, it costs ~4 extra counts (one GET_PROVIDERS
+   * walk each) in a crawler's first minutes in a cell, then none. */
+  private densityGap(): number {
+    const longest = this.o.densityCheckMs ?? providerTiming().thresholdMs;
+    if (this.countsHere === 0) return 0;
+    return Math.min(longest, (this.o.densityFirstGapMs ?? 30_000) * 2 ** (this.countsHere - 1));
   }
 
   private async cancel(cid: CID): Promise<void> {
@@ -240,11 +269,17 @@ export class Announcer {
   }
 }
 
-/** Counts a cell's crawlers as a router sees them (cell-lookup.ts: the lists
- * of the first two record holders that answer), plus this one. */
+/** Record holders a density count hears: more than a router's lookup (two),
+ * since holders may each store part of a cell's list while routing tables
+ * fill, and a count short of the dense mark keeps a crawler out of the finer
+ * level for a whole gap (counts are rare: the extra GET_PROVIDERS are cheap). */
+export const DENSITY_COUNT_RESPONDERS = 4;
+
+/** Counts a cell's crawlers (cell-lookup.ts: the union of the lists of the
+ * first DENSITY_COUNT_RESPONDERS record holders that answer), plus this one. */
 function defaultCounter(libp2p: Libp2p): (cell: Cell) => Promise<number> {
   const services = (libp2p as { services?: { dht?: KadDHT } }).services;
   if (services?.dht === undefined) return async () => 1;
-  const lookup = new CellLookup({ libp2p: libp2p as Libp2p<{ dht: KadDHT }>, maxStaleMs: 0, maxEntries: 16 });
+  const lookup = new CellLookup({ libp2p: libp2p as Libp2p<{ dht: KadDHT }>, maxStaleMs: 0, maxEntries: 16, responders: DENSITY_COUNT_RESPONDERS });
   return async (cell) => (await lookup.providers(cell)).ids.length + 1;
 }

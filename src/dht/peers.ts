@@ -17,6 +17,10 @@ export interface PeerState {
   rttMs?: number;
   /** Wall clock (performance.now) of the last update. */
   seenAt: number;
+  /** When `coord` was last learned (performance.now). Not `seenAt`: a task
+   * reply carries load only, and a crawler that receives a task a minute would
+   * otherwise keep the coordinate it had when we first met it (#18). */
+  coordAt?: number;
   /** A crawler (runs tasks) rather than a manager or storage node. */
   crawler: boolean;
   /** Said goodbye or failed to answer: not a routing candidate until heard again. */
@@ -55,7 +59,10 @@ export class PeerTable {
       p = { id, seenAt: performance.now(), crawler: patch.crawler ?? true, down: false };
       this.peers.set(id, p);
     }
-    if (patch.coord !== undefined) p.coord = patch.coord;
+    if (patch.coord !== undefined) {
+      p.coord = patch.coord;
+      p.coordAt = performance.now();
+    }
     if (patch.load !== undefined) p.load = patch.load;
     if (patch.rttMs !== undefined) p.rttMs = p.rttMs === undefined ? patch.rttMs : 0.7 * p.rttMs + 0.3 * patch.rttMs;
     if (patch.crawler !== undefined) p.crawler = patch.crawler;

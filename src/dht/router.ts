@@ -53,8 +53,11 @@ export interface RouterOptions {
   /** Draws each route's sample salt (default: node:crypto, unpredictable, so no
    * crawler can grind a peer id that every sample keeps). */
   rng?: Rng;
-  /** Peer coordinates/loads older than this are refreshed with an info query (in the background), ms. */
+  /** Peer coordinates older than this are refreshed with an info query (in the background), ms. */
   staleMs?: number;
+  /** Peer coordinates older than this are not ranked on: the route asks for a
+   * fresh one first, ms (default 180 000). */
+  maxStaleMs?: number;
   /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction)
    * (the placement policy's loadWeight). */
   loadWeight?: number;
@@ -215,18 +218,25 @@ export class Router {
   }
 
   /** Makes sure we know coordinate and load of each candidate: a candidate
-   * never heard of is asked now (at most `INFO_CONCURRENCY` at a time), one
-   * heard of longer than `staleMs` ago is asked in the background (its last
-   * coordinate serves meanwhile: coordinates drift slowly). One that does not
-   * answer is marked down. Returns the live ones. */
+   * never heard of, or whose coordinate we learned longer than `maxStaleMs`
+   * ago, is asked now (at most `INFO_CONCURRENCY` at a time); one whose
+   * coordinate is older than `staleMs` is asked in the background (its last
+   * coordinate serves meanwhile: settled coordinates drift slowly). The age is
+   * the coordinate's own (coordAt), not the last time we heard of the peer:
+   * task replies carry load only. (Before #18's fix a crawler that kept
+   * receiving tasks kept the coordinate it had when the manager first met it,
+   * often from before its coordinates settled.) One that does not answer is
+   * marked down. Returns the live ones. */
   private async refresh(ids: string[]): Promise<PeerState[]> {
     const now = performance.now();
     const stale = this.o.staleMs ?? 60_000;
+    const tooOld = this.o.maxStaleMs ?? 180_000;
     const unknown: string[] = [];
     for (const id of ids) {
       const p = this.o.peers.get(id);
-      if (p === undefined || p.coord === undefined) unknown.push(id);
-      else if (now - p.seenAt >= stale && !this.refreshing.has(id)) {
+      const age = now - (p?.coordAt ?? -Infinity);
+      if (p === undefined || p.coord === undefined || age >= tooOld) unknown.push(id);
+      else if (age >= stale && !this.refreshing.has(id)) {
         this.refreshing.add(id);
         void this.askInfo(id).finally(() => this.refreshing.delete(id));
       }

@@ -85,6 +85,24 @@ describe('Announcer', () => {
     await slow.a.withdraw();
   });
 
+  it('counts again soon after the first count: a cell that turns dense as its crawlers settle is joined within the short gap, not half a TTL later', async () => {
+    let crowd = 5;
+    const counted: number[] = [];
+    const libp2p = { contentRouting: { provide: async () => undefined, cancelReprovide: async () => undefined } } as unknown as Libp2p;
+    const a = new Announcer({ libp2p, coord: () => at(6), ready: () => true, minGapMs: 0, densityCheckMs: 3_600_000, densityFirstGapMs: 5, countProviders: async (cell) => (counted.push(cell.level), crowd) });
+    a.start();
+    await settle(a, 3);
+    expect(counted).toEqual([2]); // right after the first announcement: sparse
+    crowd = 70; // the others announced meanwhile
+    for (let i = 0; i < 500 && a.levelsAnnounced < 2; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      await a.check();
+    }
+    expect(a.levelsAnnounced).toBe(2);
+    expect(counted.slice(0, 2)).toEqual([2, 2]);
+    await a.withdraw();
+  });
+
   it('goes one level finer where the cell is dense, and back when the cell above thins out', async () => {
     // Dense down to level 4 (its cells hold 70 ≥ 64), sparse below.
     let crowd = (cell: Cell): number => (cell.level <= 4 ? 70 : 3);
