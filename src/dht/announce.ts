@@ -10,11 +10,11 @@
 // crawlers (cell-search.ts), so a finer
 // record in a sparse cell is never read — yet each one is a DHT walk of ~15
 // FIND_NODE and 20 ADD_PROVIDER, re-provided every half TTL. The announcer
-// counts the crawlers of its finest announced cell (a GET_PROVIDERS lookup
-// that stops after four record holders, far cheaper than a provide): dense, it
+// counts the crawlers of its finest announced cell (a router's GET_PROVIDERS
+// lookup, cell-lookup.ts, far cheaper than a provide): dense, it
 // adds the next finer level; when the cell above holds fewer than half the
 // dense mark, it drops its finest one. It counts right after announcing a
-// cell, then after 30 s, 60 s, … doubling up to `densityCheckMs` (half the
+// cell, then after 60 s, 120 s, … doubling up to `densityCheckMs` (half the
 // TTL): a cell fills while its crawlers' coordinates settle. A cell that turns
 // dense between two counts: a router takes the candidates of the finest level
 // it looked up (cell-search.ts), widened coarser only while fewer than
@@ -90,7 +90,7 @@ export interface AnnouncerOptions {
    * half the provider TTL, when kad-dht re-provides anyway). The first count
    * follows the first announcement. */
   densityCheckMs?: number;
-  /** Gap after the first count, ms (default 30 000); each later gap doubles up
+  /** Gap after the first count, ms (default 60 000); each later gap doubles up
    * to densityCheckMs, and the schedule starts again when the finest announced
    * cell changes (a move, a level added or dropped). */
   densityFirstGapMs?: number;
@@ -243,12 +243,12 @@ export class Announcer {
    * counted only every half TTL, a crawler counted its cell sparse right after
    * its own first announcement and stayed out of the finer level, where routers
    * already looked, for up to five minutes (#18: the oracle's crawler missing
-   * from the candidates). Doubling, it costs ~4 extra counts (one GET_PROVIDERS
+   * from the candidates). Doubling, it costs ~3 extra counts (one GET_PROVIDERS
    * walk each) in a crawler's first minutes in a cell, then none. */
   private densityGap(): number {
     const longest = this.o.densityCheckMs ?? providerTiming().thresholdMs;
     if (this.countsHere === 0) return 0;
-    return Math.min(longest, (this.o.densityFirstGapMs ?? 30_000) * 2 ** (this.countsHere - 1));
+    return Math.min(longest, (this.o.densityFirstGapMs ?? 60_000) * 2 ** (this.countsHere - 1));
   }
 
   private async cancel(cid: CID): Promise<void> {
@@ -269,17 +269,12 @@ export class Announcer {
   }
 }
 
-/** Record holders a density count hears: more than a router's lookup (two),
- * since holders may each store part of a cell's list while routing tables
- * fill, and a count short of the dense mark keeps a crawler out of the finer
- * level for a whole gap (counts are rare: the extra GET_PROVIDERS are cheap). */
-export const DENSITY_COUNT_RESPONDERS = 4;
-
-/** Counts a cell's crawlers (cell-lookup.ts: the union of the lists of the
- * first DENSITY_COUNT_RESPONDERS record holders that answer), plus this one. */
+/** Counts a cell's crawlers as a router sees them (cell-lookup.ts: the union
+ * of the lists of the first record holders that answer — two, or more while
+ * each new one names crawlers the others did not), plus this one. */
 function defaultCounter(libp2p: Libp2p): (cell: Cell) => Promise<number> {
   const services = (libp2p as { services?: { dht?: KadDHT } }).services;
   if (services?.dht === undefined) return async () => 1;
-  const lookup = new CellLookup({ libp2p: libp2p as Libp2p<{ dht: KadDHT }>, maxStaleMs: 0, maxEntries: 16, responders: DENSITY_COUNT_RESPONDERS });
+  const lookup = new CellLookup({ libp2p: libp2p as Libp2p<{ dht: KadDHT }>, maxStaleMs: 0, maxEntries: 16 });
   return async (cell) => (await lookup.providers(cell)).ids.length + 1;
 }
