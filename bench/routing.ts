@@ -232,7 +232,8 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   // lower (the router's view of coordinates is stale), or the order went on
   // after a refusal; and how long routes that waited for the DHT took.
   const why = { missed: 0, staleRank: 0, retried: 0 };
-  // The same split, finer (#18): a miss whose crawler lies outside the block of
+  // The same split, finer (#18): a miss whose crawler has not announced yet
+  // (at the last refresh, before routing), one whose crawler lies outside the block of
   // the finest level found (the search's geometry) or inside it yet absent
   // from the providers (a partial list, or not announced at that level); a
   // candidate ranked lower because the manager's copy of the coordinates puts
@@ -240,7 +241,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   // reads) or because the placement policy's load/spill order put it lower.
   // Per class: routes, the RTT given up (chosen − oracle's crawler, ms, summed)
   // and the stretch p90 had those routes gone to the oracle's crawler.
-  const classes = ['missedOutsideBlock', 'missedInBlock', 'rankedLowerByManagerCoords', 'rankedLowerByPolicy', 'retried'] as const;
+  const classes = ['missedNotAnnounced', 'missedOutsideBlock', 'missedInBlock', 'rankedLowerByManagerCoords', 'rankedLowerByPolicy', 'retried'] as const;
   type Cls = (typeof classes)[number];
   const byClass = new Map<Cls, { routes: number; extraMs: number }>(classes.map((c) => [c, { routes: 0, extraMs: 0 }]));
   const routed: { stretch: number; oracleStretch: number; cls?: Cls }[] = [];
@@ -280,7 +281,8 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
           why.missed++;
           const level = r.level >= 0 ? r.level : DEFAULT_CELLS.minLevel;
           const own = cellAt(net.coord(oi), level).name;
-          cls = blockAround(hc, level).some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
+          if (net.announcements(oi) === 0) cls = 'missedNotAnnounced';
+          else cls = blockAround(hc, level).some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
         } else {
           why.staleRank++;
           const mine = table.get(r.chosen)?.coord;
