@@ -138,11 +138,9 @@ export class CellLookup {
         // Holders can each store part of a cell's list (a provide reaches the
         // 20 peers its walk found closest, and walks disagree while routing
         // tables fill): a holder that names nobody new is the sign the list is
-        // whole. Stopping after two holders whatever they said left the
-        // nearest crawler out of 23 of 1 000 routes in a 40-node bench:routing
-        // run (#18), and those routes alone set the stretch p90 (13.8 against
-        // 10.1 had they gone to the oracle's crawler). (kad-dht itself ends
-        // the query once 20 providers are found.)
+        // whole. (Until #18's session 9 the lookup stopped after two holders
+        // that named anyone new, whatever the next would have said; kad-dht
+        // itself ends the query once 20 providers are found.)
         const enough = heard.size >= (this.o.responders ?? 2) && (news === 0 || heard.size === 1);
         if (enough || heard.size >= (this.o.maxResponders ?? 6)) break;
       }
