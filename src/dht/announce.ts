@@ -14,8 +14,8 @@
 // lookup, cell-lookup.ts, far cheaper than a provide): dense, it
 // adds the next finer level; when the cell above holds fewer than half the
 // dense mark, it drops its finest one. It counts right after announcing a
-// cell, then after 60 s, 120 s, … doubling up to `densityCheckMs` (half the
-// TTL): a cell fills while its crawlers' coordinates settle. A cell that turns
+// cell, then every `densityCheckMs` (half the TTL; `densityFirstGapMs` can make
+// the first gaps shorter, doubling — off by default, see the option). A cell that turns
 // dense between two counts: a router takes the candidates of the finest level
 // it looked up (cell-search.ts), widened coarser only while fewer than
 // minCandidates, so a crawler not yet announced one level finer can be missed
@@ -90,9 +90,12 @@ export interface AnnouncerOptions {
    * half the provider TTL, when kad-dht re-provides anyway). The first count
    * follows the first announcement. */
   densityCheckMs?: number;
-  /** Gap after the first count, ms (default 60 000); each later gap doubles up
-   * to densityCheckMs, and the schedule starts again when the finest announced
-   * cell changes (a move, a level added or dropped). */
+  /** Gap after the first count, ms; each later gap doubles up to
+   * densityCheckMs, and the schedule starts again when the finest announced
+   * cell changes (a move, a level added or dropped). Default: densityCheckMs
+   * (every gap the same, as the simulator models it). An early recount (60 s)
+   * was tried in session 9 (#18) and is off until a 100-node A/B shows it pays
+   * for its GET_PROVIDERS walks; sim/overlay.ts would then model it too. */
   densityFirstGapMs?: number;
   /** Crawlers announced in `cell`, this one included (default: a GET_PROVIDERS
    * lookup through the stack's kad-dht; 1 without one). */
@@ -248,7 +251,7 @@ export class Announcer {
   private densityGap(): number {
     const longest = this.o.densityCheckMs ?? providerTiming().thresholdMs;
     if (this.countsHere === 0) return 0;
-    return Math.min(longest, (this.o.densityFirstGapMs ?? 60_000) * 2 ** (this.countsHere - 1));
+    return Math.min(longest, (this.o.densityFirstGapMs ?? longest) * 2 ** (this.countsHere - 1));
   }
 
   private async cancel(cid: CID): Promise<void> {

@@ -19,6 +19,10 @@ import type { Cell } from './cells.js';
 import { answerComplete, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP } from './cell-search.js';
 import { deadlineSignal } from './wire.js';
 
+/** Holders heard at most unless told otherwise: = the default `responders`, so
+ * the lookup stops after two holders with a list (see maxResponders). */
+export const DEFAULT_MAX_RESPONDERS = 2;
+
 export interface CellProviders {
   ids: string[];
   /** Every crawler announced in the cell, as far as its record holders know. */
@@ -34,7 +38,10 @@ export interface CellLookupOptions {
   /** Record holders heard before a lookup may stop (default 2)… */
   responders?: number;
   /** …it goes on while the last holder heard added providers the others had
-   * not named, up to this many holders (default 6). */
+   * not named, up to this many holders (default 2, = responders: off). 6 was
+   * tried in session 9 (#18): about 2× the GET_PROVIDERS walks per node-minute
+   * while settling, and the 40-node misses it was meant for turned out to be
+   * crawlers not yet announced; on only after a quiet 100-node A/B favours it. */
   maxResponders?: number;
   /** A cell with this many providers or more counts as dense (look finer). */
   denseAt?: number;
@@ -142,7 +149,7 @@ export class CellLookup {
         // that named anyone new, whatever the next would have said; kad-dht
         // itself ends the query once 20 providers are found.)
         const enough = heard.size >= (this.o.responders ?? 2) && (news === 0 || heard.size === 1);
-        if (enough || heard.size >= (this.o.maxResponders ?? 6)) break;
+        if (enough || heard.size >= Math.max(this.o.responders ?? 2, this.o.maxResponders ?? DEFAULT_MAX_RESPONDERS)) break;
       }
       finished = true;
     } catch (err) {

@@ -27,15 +27,21 @@ const cell = cellAt({ vec: [0, 0, 0] }, 2);
 
 describe('CellLookup', () => {
   it('goes on past two holders while each names crawlers the others did not, and stops at the first that adds nobody', async () => {
-    const { lookup, answered } = lookupOver([['a', 'b'], ['c'], ['d'], ['a', 'b', 'c', 'd'], ['e']]);
+    const { lookup, answered } = lookupOver([['a', 'b'], ['c'], ['d'], ['a', 'b', 'c', 'd'], ['e']], 6);
     const r = await lookup.providers(cell);
     expect(r.ids.sort()).toEqual(['a', 'b', 'c', 'd']);
     expect(r.complete).toBe(true);
     expect(answered()).toBe(4); // the fifth holder was never waited for
   });
 
+  it('by default stops after two holders with a list, whatever a third would add', async () => {
+    const { lookup, answered } = lookupOver([['a', 'b'], ['c'], ['d']]);
+    expect((await lookup.providers(cell)).ids.sort()).toEqual(['a', 'b', 'c']);
+    expect(answered()).toBe(2);
+  });
+
   it('stops after two holders that agree, and after maxResponders whatever they say', async () => {
-    const agree = lookupOver([['a', 'b'], ['b', 'a'], ['c']]);
+    const agree = lookupOver([['a', 'b'], ['b', 'a'], ['c']], 6);
     expect((await agree.lookup.providers(cell)).ids.sort()).toEqual(['a', 'b']);
     expect(agree.answered()).toBe(2);
     const capped = lookupOver([['a'], ['b'], ['c'], ['d']], 3);
