@@ -19,10 +19,14 @@
 // an info query and a ranking entry; a finer level exists to avoid that.)
 //
 // A bounded sample per cell: of each cell's answer at most `perCell`
-// providers become candidates (kad-dht's k = 20, what one findProviders
-// answer from the querier's own store carries), so a dense cell — one with
-// no finer level left, or widened into — costs the Router as many info
-// queries and ranking entries as a sparse one. Which ones: a uniform
+// providers become candidates (default DEFAULT_DENSE_CELL = 64: an answer
+// smaller than denseAt is complete and taken whole, only a dense one — a cell
+// with no finer level left, or widened into — is sampled), so a dense cell
+// costs the Router no more info queries and ranking entries than the densest
+// sparse one. (Session 9 first drew 20, kad-dht's k: in crowded cells the draw
+// often left out the nearest crawlers — at 10x the simulator's p90 stretch
+// rose from 1.44x to 1.66x the oracle's, and the identity runs lost 10 % of
+// IIR's tasks; the lead set 64.) Which ones: a uniform
 // pseudo-random draw, fresh for every route — the K providers whose
 // hash32(key, salt) is least, `salt` drawn once per route (live: router.ts,
 // from node:crypto; the simulator from a seeded Rng), `key` a 32-bit hash of
@@ -63,7 +67,7 @@ export const HASH_CACHE_TTL_MS = 5_000;
  * cut only when the querier itself holds the cell's records. */
 export const LOCAL_PROVIDER_CAP = 20;
 
-export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8, perCell: LOCAL_PROVIDER_CAP });
+export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8, perCell: DEFAULT_DENSE_CELL });
 
 export function cellSearchOptions(partial: Partial<CellSearchOptions> = {}): CellSearchOptions {
   const o = mergeOptions('cellSearchOptions', DEFAULT_CELL_SEARCH, partial);
