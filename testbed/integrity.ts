@@ -25,6 +25,11 @@ export interface IntegrityOptions {
   maxRunMs: number;
   /** After the last quarantine, wait at most this long for forged pages to be replaced. */
   settleMs: number;
+  /** The fixed horizon: after the point where the run used to stop (every misbehaving
+   * volunteer caught, forged pages replaced), run on until this many more tasks finished
+   * (0: stop there, as before). The issue's figures are taken at the stop point; the
+   * run-on gives the steady-state overhead (`horizon`). Bounded by maxRunMs again. */
+  runOnTasks?: number;
   seed: number;
   /** Each volunteer's log (else piped and dropped). */
   logDir?: string;
@@ -84,6 +89,26 @@ export interface IntegrityResult {
   forgedCurrentPeak: number;
   runSeconds: number;
   timeScale: number;
+  /** With runOnTasks: the run continued past the stop point for a fixed number of tasks.
+   * `afterDetection` is the steady-state overhead (extra crawls ÷ tasks over the run-on
+   * alone, everyone misbehaving already caught); `wholeRun` the same over the whole run.
+   * The issue's figure (verificationOverhead) stays the one at the stop point. The
+   * quarantine and forged-page counts above are taken at the end of the whole run. */
+  horizon?: {
+    runOnTasks: number;
+    afterDetection: HorizonPart;
+    wholeRun: HorizonPart;
+    seconds: number;
+  };
+}
+
+/** Extra crawls over a span of a run. */
+export interface HorizonPart {
+  tasks: number;
+  checks: number;
+  tieBreaks: number;
+  overhead: number;
+  byReason: Record<string, number>;
 }
 
 interface VolunteerSummary {
@@ -104,6 +129,19 @@ interface VolunteersView {
 /** The plugin as the volunteer process loads it: compiled, since bin/ runs the build (dist/testbed). */
 const MISBEHAVE_PLUGIN = resolve(import.meta.dirname, import.meta.filename.endsWith('.ts') ? '../dist/testbed/misbehave.js' : 'misbehave.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The extra crawls between two readings of the manager's counters. */
+function span(from: VolunteersView['counters'] | null, to: VolunteersView['counters']): HorizonPart {
+  const tasks = to.primary - (from?.primary ?? 0);
+  const checks = to.spotChecks - (from?.spotChecks ?? 0);
+  const tieBreaks = to.tieBreaks - (from?.tieBreaks ?? 0);
+  const byReason: Record<string, number> = {};
+  for (const [k, n] of Object.entries(to.byReason ?? {})) {
+    const d = n - (from?.byReason?.[k] ?? 0);
+    if (d > 0) byReason[k] = d;
+  }
+  return { tasks, checks, tieBreaks, overhead: tasks > 0 ? Math.round(((checks + tieBreaks) / tasks) * 1e4) / 1e4 : 0, byReason };
+}
 
 function median(xs: number[]): number | null {
   if (xs.length === 0) return null;
@@ -185,15 +223,32 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       if (settleFrom !== null && (forged === 0 || Date.now() - settleFrom > o.settleMs)) break;
       if (elapsed > o.maxRunMs || o.signal?.aborted === true) break;
     }
+    // The issue's figures are taken here, where the run used to end.
+    const atStop = v;
+    let horizon: IntegrityResult['horizon'];
+    const runOn = o.runOnTasks ?? 0;
+    const aborted = (): boolean => o.signal?.aborted === true;
+    if (runOn > 0 && settleFrom !== null && !aborted()) {
+      const from = Date.now();
+      say(`every misbehaving volunteer caught: running on for ${runOn} tasks`);
+      while (v.counters.primary < atStop.counters.primary + runOn && Date.now() - from < o.maxRunMs && !aborted()) {
+        await sleep(1000);
+        v = await api<VolunteersView>('/api/volunteers');
+        say(`run-on ${((Date.now() - from) / 1000).toFixed(0)} s: ${v.counters.primary - atStop.counters.primary}/${runOn} tasks, ${v.counters.spotChecks - atStop.counters.spotChecks} checks, ${v.counters.tieBreaks - atStop.counters.tieBreaks} third crawls`);
+      }
+      horizon = { runOnTasks: runOn, afterDetection: span(atStop.counters, v.counters), wholeRun: span(null, v.counters), seconds: Math.round((Date.now() - from) / 1000) };
+    }
     const forgedEnd = await forgedNow();
     await o.beforeStop?.({ api: mgr.api, dataDir: join(dir, 'manager'), honest: procs.filter((p) => !badIds.has(p.peerId)).map((p) => p.peerId), malicious: bad.map((b) => b.peerId) });
     const byId = new Map(v.volunteers.map((s) => [s.id, s]));
-    const honestSummaries = v.volunteers.filter((s) => !badIds.has(s.id));
+    const stopById = new Map(atStop.volunteers.map((s) => [s.id, s]));
+    const honestSummaries = atStop.volunteers.filter((s) => !badIds.has(s.id));
     const honestTasks = honestSummaries.reduce((n, s) => n + s.tasks, 0);
     const honestChecked = honestSummaries.reduce((n, s) => n + s.checked, 0);
-    const checkedBy = Object.fromEntries(v.volunteers.filter((s) => names.has(s.id)).map((s) => [names.get(s.id)!, s.checked]).sort());
-    const checkedMalicious = v.volunteers.filter((s) => badIds.has(s.id)).reduce((n, s) => n + s.checked, 0);
-    const tasksToDetect = bad.map((b) => byId.get(b.peerId)?.tasksAtHold ?? null);
+    const checkedBy = Object.fromEntries(atStop.volunteers.filter((s) => names.has(s.id)).map((s) => [names.get(s.id)!, s.checked]).sort());
+    const checkedMalicious = atStop.volunteers.filter((s) => badIds.has(s.id)).reduce((n, s) => n + s.checked, 0);
+    const tasksToDetect = bad.map((b) => stopById.get(b.peerId)?.tasksAtHold ?? null);
+    const c = atStop.counters;
     return {
       honest: o.honest,
       malicious: bad.length,
@@ -201,31 +256,32 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       falselyQuarantined: procs.filter((p) => !badIds.has(p.peerId) && byId.get(p.peerId)?.quarantine != null).length,
       forgedCurrentAtEnd: forgedEnd,
       tasksToDetectMedian: median(tasksToDetect.filter((x): x is number => x !== null)),
-      verificationOverhead: Math.round(v.verificationOverhead * 1e4) / 1e4,
+      verificationOverhead: Math.round(atStop.verificationOverhead * 1e4) / 1e4,
       honestOverhead: honestTasks > 0 ? Math.round((honestChecked / honestTasks) * 1e4) / 1e4 : 0,
       honestOverlayVerdicts: { ok: honestSummaries.reduce((n, s) => n + s.totals.coordinateOk, 0), bad: honestSummaries.reduce((n, s) => n + s.totals.coordinate, 0) },
       tasksToDetect,
-      maliciousTasks: bad.map((b) => byId.get(b.peerId)?.tasks ?? 0),
+      maliciousTasks: bad.map((b) => stopById.get(b.peerId)?.tasks ?? 0),
       realSecondsToDetect: bad.map((b) => (detectedAt.has(b.peerId) ? Math.round(detectedAt.get(b.peerId)! / 100) / 10 : null)),
-      tasks: v.counters.primary,
-      checks: v.counters.spotChecks,
-      tieBreaks: v.counters.tieBreaks,
-      recrawls: v.counters.recrawls,
-      overheadWithRecrawls: v.counters.primary > 0 ? Math.round(((v.counters.spotChecks + v.counters.tieBreaks + v.counters.recrawls) / v.counters.primary) * 1e4) / 1e4 : 0,
-      checksDropped: v.counters.checksDropped,
-      checksDeferred: v.counters.checksDeferred ?? 0,
-      checksCancelled: v.counters.checksCancelled ?? 0,
-      noMajority: v.counters.noMajority ?? 0,
-      coverageOutvotes: v.counters.coverageOutvotes ?? 0,
-      storedTieBreaks: v.counters.storedTieBreaks ?? 0,
-      witnessTieBreaks: v.counters.witnessTieBreaks ?? 0,
+      tasks: c.primary,
+      checks: c.spotChecks,
+      tieBreaks: c.tieBreaks,
+      recrawls: c.recrawls,
+      overheadWithRecrawls: c.primary > 0 ? Math.round(((c.spotChecks + c.tieBreaks + c.recrawls) / c.primary) * 1e4) / 1e4 : 0,
+      checksDropped: c.checksDropped,
+      checksDeferred: c.checksDeferred ?? 0,
+      checksCancelled: c.checksCancelled ?? 0,
+      noMajority: c.noMajority ?? 0,
+      coverageOutvotes: c.coverageOutvotes ?? 0,
+      storedTieBreaks: c.storedTieBreaks ?? 0,
+      witnessTieBreaks: c.witnessTieBreaks ?? 0,
       checkedHonest: honestChecked,
       checkedMalicious,
       checkedBy,
-      checksByReason: v.counters.byReason ?? {},
+      checksByReason: c.byReason ?? {},
       forgedCurrentPeak: peak,
       runSeconds: Math.round((Date.now() - started) / 1000),
       timeScale: o.timeScale,
+      ...(horizon !== undefined ? { horizon } : {}),
     };
   } catch (err) {
     const logs = [mgr, ...procs].filter((p) => p !== undefined).map((p) => p!.output(40)).join('\n');
