@@ -5,7 +5,7 @@
 import type { ServiceCore } from '../services/core.js';
 import type { DispatchResult, IssuedTask } from '../services/tasks.js';
 import type { CompareOptions } from './compare.js';
-import type { Outcome, VolunteerStatus } from './reputation.js';
+import type { Outcome, ReputationRecord, VolunteerStatus } from './reputation.js';
 import type { SpotCheckOptions } from './spot-check.js';
 import type { VolunteerInfo } from './verifier.js';
 
@@ -38,6 +38,8 @@ export interface TrustHost {
   readonly spot: SpotCheckOptions;
   readonly cmp: CompareOptions;
   status(id: string): VolunteerStatus;
+  /** Its reputation (a fresh one for an identity never seen). */
+  record(id: string): ReputationRecord;
   excluded(): Set<string>;
   apply(volunteer: string, outcome: Outcome): Promise<void>;
   saveCounters(): Promise<void>;

@@ -1,7 +1,9 @@
 // Who may verify a check: a volunteer drawn independent of the check's parties
-// (verifier.ts's chooseVerifier), preferring one that holds no check crawl now,
-// and never one whose last task or check crawl was lost (accepted, never
-// uploaded) until it finishes something — a lost check is overhead with no verdict.
+// (verifier.ts's chooseVerifier), preferring one whose crawls a check has
+// vouched for, then one that has delivered work (both read from its persisted
+// reputation), then one that holds no check crawl now, and never one whose
+// last task or check crawl was lost (accepted, never uploaded) until it
+// finishes something — a lost check is overhead with no verdict.
 import type { Rng } from '../../rng.js';
 import type { TrustHost, TrustNetwork } from './check-host.js';
 import { chooseVerifier, type VolunteerInfo } from './verifier.js';
@@ -12,7 +14,7 @@ export class VerifierPool {
   private readonly lostCheck = new Set<string>();
 
   constructor(
-    private readonly host: Pick<TrustHost, 'status' | 'spot'>,
+    private readonly host: Pick<TrustHost, 'status' | 'spot' | 'record'>,
     private readonly rng: Rng,
     private readonly network: () => TrustNetwork | null,
     /** The peer holding each check crawl in flight. */
@@ -32,6 +34,14 @@ export class VerifierPool {
     return { id, status: this.host.status(id), address: c?.address ?? null, coord: c?.coord ?? null };
   }
 
+  /** What its record says of its work: it delivered something (a task not lost, or a
+   * check crawl that was compared); a check agreed with it and none outvoted it. */
+  private evidence(id: string): { delivered: boolean; vouched: boolean } {
+    const r = this.host.record(id);
+    const t = r.totals;
+    return { delivered: (r.tasks ?? 0) > t.lost || t.agree + t.disagree + t.inconclusive > 0, vouched: t.agree > 0 && t.disagree === 0 };
+  }
+
   /** A verifier for `subject`'s work independent of it and of `others`, none of `exclude`; null when none. */
   pick(subject: string, others: readonly string[], exclude: readonly string[] = []): string | null {
     const net = this.network();
@@ -41,7 +51,7 @@ export class VerifierPool {
     const cands = net
       .candidates()
       .filter((c) => !exclude.includes(c.id))
-      .map((c) => ({ ...c, status: this.host.status(c.id), lostLastCheck: this.lostCheck.has(c.id), checksHeld: holding.get(c.id) ?? 0 }));
+      .map((c) => ({ ...c, status: this.host.status(c.id), lostLastCheck: this.lostCheck.has(c.id), checksHeld: holding.get(c.id) ?? 0, ...this.evidence(c.id) }));
     return chooseVerifier(this.info(subject), cands, this.rng, others.map((o) => this.info(o)), this.host.spot)?.id ?? null;
   }
 }

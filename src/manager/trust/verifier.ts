@@ -1,9 +1,10 @@
 // Who crawls a check: another volunteer (never the same peer), preferably on
 // another network prefix (/24 for IPv4, /48 for IPv6: the same machine, home
 // or small hosting block), then one already trusted (so a crowd of fresh
-// Sybil identities checks nobody), then one in another coordinate region;
-// random among the best, so a volunteer cannot arrange to be checked by a
-// friend. Pure; randomness from an injected Rng.
+// Sybil identities checks nobody), then one a check has vouched for, then one
+// that has delivered work, then one in another coordinate region; random among
+// the best, so a volunteer cannot arrange to be checked by a friend. Pure;
+// randomness from an injected Rng.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Rng } from '../../rng.js';
 import { randomInt } from '../../rng.js';
@@ -59,6 +60,12 @@ export interface VolunteerInfo {
   lostLastCheck?: boolean;
   /** Check crawls it holds now. */
   checksHeld?: number;
+  /** It has uploaded a finished task or check crawl (a volunteer that never delivers
+   * anything — the benchmark's `drop` — would take check crawls and return none). */
+  delivered?: boolean;
+  /** A check agreed with its crawling and none outvoted it: its crawls have been
+   * seen to be right (not yet trusted: that takes more evidence). */
+  vouched?: boolean;
 }
 
 export interface VerifierChoice {
@@ -88,6 +95,11 @@ function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * finishes something: in the benchmark the `drop` volunteer took 3–4 check crawls a run,
  * each an extra crawl with no verdict. Among equals, one that holds no check
  * crawl now is preferred (a dropper holds its checks until their deadline).
+ * Before region, among new volunteers, one a check has vouched for is
+ * preferred, then one that has delivered anything: at a run's start nobody is
+ * trusted, and the benchmark's first checks fell on misbehaving verifiers —
+ * a third crawl sent to the `drop` volunteer (no verdict, sent again), a
+ * forger verifying a forger (three crawls that all differ: no majority).
  * Null when nobody fits.
  */
 export function chooseVerifier(
@@ -108,8 +120,8 @@ export function chooseVerifier(
     const otherPrefix = cp === null || prefixes.some((p) => p === null) ? null : prefixes.every((p) => p !== cp);
     const otherRegion = c.coord && subject.coord ? distance(c.coord, subject.coord) >= o.minRegionDistanceMs : null;
     const trusted = c.status === 'trusted';
-    // Lexicographic: another prefix, then trusted, then another region, then idle.
-    const score = (otherPrefix === true ? 8 : 0) + (trusted ? 4 : 0) + (otherRegion === true ? 2 : 0) + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
+    // Lexicographic: another prefix, then trusted, vouched, delivered, then another region, then idle.
+    const score = (otherPrefix === true ? 32 : 0) + (trusted ? 16 : 0) + (c.vouched === true ? 8 : 0) + (c.delivered === true ? 4 : 0) + (otherRegion === true ? 2 : 0) + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
     scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
   }
   if (scored.length === 0) return null;
