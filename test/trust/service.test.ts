@@ -478,17 +478,20 @@ describe('trust service in a real manager', () => {
     const old = m.trust.summary(V1);
     expect(old.status).toBe('trusted');
     clock.advance(7 * 86_400_000);
-    await crawl(V3, pages(1));
-    const fresh = m.trust.summary(V3);
+    // An identity that neither crawled nor verified before (V1's checks went to the
+    // verifier a check had vouched for, which earned trust by verifying).
+    const N = '12D3KooWNewcomerNewcomerNewcomerNewcomerNewcomer44';
+    await crawl(N, pages(1));
+    const fresh = m.trust.summary(N);
     expect(fresh.status).toBe('new');
     expect(fresh.spotCheckRate).toBeGreaterThan(old.spotCheckRate);
 
-    await m.trust.ban(V3, 'alice', 'owner asked');
-    expect(m.trust.status(V3)).toBe('banned');
-    expect(m.trust.refusal(V3)).toMatch(/banned: owner asked/);
-    await expect(m.trust.lift(V3, 'alice')).rejects.toThrow(/not quarantined/);
-    await m.trust.unban(V3, 'alice');
-    expect(m.trust.status(V3)).toBe('suspect'); // on probation: every task checked until it shows clean work
-    expect(m.trust.summary(V3).spotCheckRate).toBe(1);
+    await m.trust.ban(N, 'alice', 'owner asked');
+    expect(m.trust.status(N)).toBe('banned');
+    expect(m.trust.refusal(N)).toMatch(/banned: owner asked/);
+    await expect(m.trust.lift(N, 'alice')).rejects.toThrow(/not quarantined/);
+    await m.trust.unban(N, 'alice');
+    expect(m.trust.status(N)).toBe('suspect'); // on probation: every task checked until it shows clean work
+    expect(m.trust.summary(N).spotCheckRate).toBe(1);
   });
 });
