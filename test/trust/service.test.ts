@@ -478,8 +478,8 @@ describe('trust service in a real manager', () => {
     const old = m.trust.summary(V1);
     expect(old.status).toBe('trusted');
     clock.advance(7 * 86_400_000);
-    // An identity that neither crawled nor verified before (V1's checks went to the
-    // verifier a check had vouched for, which earned trust by verifying).
+    // An identity that neither crawled nor verified before (a verifier of V1's twenty
+    // checks earns trust by verifying: which one is the draw's business).
     const N = '12D3KooWNewcomerNewcomerNewcomerNewcomerNewcomer44';
     await crawl(N, pages(1));
     const fresh = m.trust.summary(N);

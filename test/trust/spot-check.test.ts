@@ -155,21 +155,23 @@ describe('chooseVerifier', () => {
     // Idle ranks below every other preference: another prefix first.
     expect(chooseVerifier(subject, [busy, { ...v('C', 'trusted', '10.0.0.8'), checksHeld: 0 }], createRng(1))!.id).toBe('A');
   });
-  it('among new volunteers, one a check vouched for, then one that delivered work, before region; trust and prefix first', () => {
+  it('a third crawl goes to one a check vouched for, then one that delivered work, before region; trust and prefix first', () => {
+    const first = v('B', 'new', '10.9.0.1');
     const silent = v('D', 'new', '10.1.0.1', [100, 0]);
     const delivered = { ...v('E', 'new', '10.2.0.1', [1, 0]), delivered: true };
     const vouched = { ...v('F', 'new', '10.3.0.1', [1, 0]), delivered: true, vouched: true };
     for (let seed = 1; seed <= 20; seed++) {
       // Never-delivering `silent` is far away (another region): it still loses to one that delivered.
-      expect(chooseVerifier(subject, [silent, delivered], createRng(seed))!.id).toBe('E');
-      expect(chooseVerifier(subject, [silent, delivered, vouched], createRng(seed))!.id).toBe('F');
-      expect(chooseVerifier(subject, [vouched, v('T', 'trusted', '10.4.0.1')], createRng(seed))!.id).toBe('T');
-      expect(chooseVerifier(subject, [{ ...vouched, address: '10.0.0.9' }, silent], createRng(seed))!.id).toBe('D');
+      expect(chooseVerifier(subject, [silent, delivered], createRng(seed), [first])!.id).toBe('E');
+      expect(chooseVerifier(subject, [silent, delivered, vouched], createRng(seed), [first])!.id).toBe('F');
+      expect(chooseVerifier(subject, [vouched, v('T', 'trusted', '10.4.0.1')], createRng(seed), [first])!.id).toBe('T');
+      expect(chooseVerifier(subject, [{ ...vouched, address: '10.0.0.9' }, silent], createRng(seed), [first])!.id).toBe('D');
     }
-    // Nothing known of anyone (a run's start): a draw among all, as before.
+    // A second crawl keeps the plain draw (region, then at random): a misbehaving
+    // volunteer drawn to verify is caught by the third crawl that follows.
     const seen = new Set<string>();
-    for (let seed = 1; seed <= 30; seed++) seen.add(chooseVerifier(subject, [v('A', 'new', '10.1.0.1'), v('B', 'new', '10.2.0.1')], createRng(seed))!.id);
-    expect(seen).toEqual(new Set(['A', 'B']));
+    for (let seed = 1; seed <= 30; seed++) seen.add(chooseVerifier(subject, [{ ...silent, coord: [1, 0] }, delivered, vouched], createRng(seed))!.id);
+    expect(seen).toEqual(new Set(['D', 'E', 'F']));
   });
   it('picks at random among equals', () => {
     const c = [v('A', 'trusted', '10.1.0.1'), v('B', 'trusted', '10.2.0.1'), v('C', 'trusted', '10.3.0.1')];

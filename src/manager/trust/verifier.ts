@@ -1,10 +1,10 @@
 // Who crawls a check: another volunteer (never the same peer), preferably on
 // another network prefix (/24 for IPv4, /48 for IPv6: the same machine, home
 // or small hosting block), then one already trusted (so a crowd of fresh
-// Sybil identities checks nobody), then one a check has vouched for, then one
-// that has delivered work, then one in another coordinate region; random among
-// the best, so a volunteer cannot arrange to be checked by a friend. Pure;
-// randomness from an injected Rng.
+// Sybil identities checks nobody), for a third crawl then one a check has
+// vouched for, then one that has delivered work, then one in another coordinate
+// region; random among the best, so a volunteer cannot arrange to be checked by
+// a friend. Pure; randomness from an injected Rng.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Rng } from '../../rng.js';
 import { randomInt } from '../../rng.js';
@@ -95,11 +95,15 @@ function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * finishes something: in the benchmark the `drop` volunteer took 3–4 check crawls a run,
  * each an extra crawl with no verdict. Among equals, one that holds no check
  * crawl now is preferred (a dropper holds its checks until their deadline).
- * Before region, among new volunteers, one a check has vouched for is
- * preferred, then one that has delivered anything: at a run's start nobody is
- * trusted, and the benchmark's first checks fell on misbehaving verifiers —
- * a third crawl sent to the `drop` volunteer (no verdict, sent again), a
- * forger verifying a forger (three crawls that all differ: no majority).
+ * For a third crawl (a tie-breaker: `others` not empty), before region, one a
+ * check has vouched for is preferred, then one that has delivered anything: at
+ * a run's start nobody is trusted, and the benchmark's third crawls fell on
+ * misbehaving volunteers — the `drop` volunteer before it had lost anything
+ * (no verdict, sent again), a forger judging a forger's dispute (three crawls
+ * that all differ: no majority). A second crawl keeps the plain draw: a
+ * misbehaving volunteer drawn to verify is caught by the third crawl that
+ * follows (often how a forger that draws few tasks of its own is caught), and
+ * a newcomer that verifies and agrees ends its intro without a check of its own.
  * Null when nobody fits.
  */
 export function chooseVerifier(
@@ -113,6 +117,8 @@ export function chooseVerifier(
   const involved = [subject, ...others];
   const ids = new Set(involved.map((v) => v.id));
   const prefixes = involved.map((v) => (v.address ? networkPrefix(v.address) : null));
+  // A third crawl decides a disagreement: its crawler must come back, and be right.
+  const judge = others.length > 0;
   const scored: { choice: VerifierChoice; score: number }[] = [];
   for (const c of candidates) {
     if (ids.has(c.id) || (c.status !== 'new' && c.status !== 'trusted') || c.lostLastCheck === true) continue;
@@ -120,8 +126,9 @@ export function chooseVerifier(
     const otherPrefix = cp === null || prefixes.some((p) => p === null) ? null : prefixes.every((p) => p !== cp);
     const otherRegion = c.coord && subject.coord ? distance(c.coord, subject.coord) >= o.minRegionDistanceMs : null;
     const trusted = c.status === 'trusted';
-    // Lexicographic: another prefix, then trusted, vouched, delivered, then another region, then idle.
-    const score = (otherPrefix === true ? 32 : 0) + (trusted ? 16 : 0) + (c.vouched === true ? 8 : 0) + (c.delivered === true ? 4 : 0) + (otherRegion === true ? 2 : 0) + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
+    // Lexicographic: another prefix, then trusted, (for a third crawl) vouched, delivered, then another region, then idle.
+    const proven = judge ? (c.vouched === true ? 8 : 0) + (c.delivered === true ? 4 : 0) : 0;
+    const score = (otherPrefix === true ? 32 : 0) + (trusted ? 16 : 0) + proven + (otherRegion === true ? 2 : 0) + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
     scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
   }
   if (scored.length === 0) return null;
