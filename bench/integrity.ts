@@ -17,7 +17,9 @@
 // `--run-on N` keeps it going for N more tasks (a fixed horizon) and adds the
 // steady-state figure: the overhead over those N tasks alone (nobody left to
 // catch: what checking costs a network of honest volunteers) and over the
-// whole run. The issue's figures stay the ones at the stop point.
+// whole run. The issue's figures stay the ones at the stop point. `atTasks`
+// gives the extra crawls over the run's first 50, 100, 150, ... tasks: a
+// yardstick that does not move with how early the run stopped.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MISBEHAVIOURS, type Misbehaviour } from '../testbed/misbehave.js';
@@ -97,6 +99,7 @@ else {
             `  whole run               ${(res.horizon.wholeRun.overhead * 100).toFixed(1)} % (${res.horizon.wholeRun.checks} checks + ${res.horizon.wholeRun.tieBreaks} third crawls / ${res.horizon.wholeRun.tasks} tasks)`,
           ]
         : []),
+      `over the first N tasks   ${res.atTasks.map((a) => `${a.tasks}: ${(a.overhead * 100).toFixed(1)} % (${a.checks} + ${a.tieBreaks}, ${a.caught} caught)`).join('; ') || '-'}`,
       `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}, deferred ${res.checksDeferred}, cancelled ${res.checksCancelled}; third crawls with no majority ${res.noMajority}, outvoting on coverage ${res.coverageOutvotes}; settled by a stored crawl ${res.storedTieBreaks} (${res.witnessTieBreaks} by a check crawl's witness); extra crawls on honest volunteers' tasks ${res.checkedHonest}, on misbehaving ones' ${res.checkedMalicious} ${JSON.stringify(res.checkedBy)}; by reason ${JSON.stringify(res.checksByReason)}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
     ].join('\n') + '\n',
   );

@@ -94,6 +94,10 @@ export interface IntegrityResult {
    * alone, everyone misbehaving already caught); `wholeRun` the same over the whole run.
    * The issue's figure (verificationOverhead) stays the one at the stop point. The
    * quarantine and forged-page counts above are taken at the end of the whole run. */
+  /** The extra crawls over the run's first 50, 100, 150, ... tasks (each as soon as the
+   * run got there, with how many misbehaving volunteers were caught by then): a yardstick
+   * that does not move with how early the run stopped. */
+  atTasks: (HorizonPart & { caught: number })[];
   horizon?: {
     runOnTasks: number;
     afterDetection: HorizonPart;
@@ -209,12 +213,18 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
     };
     let peak = 0;
     const detectedAt = new Map<string, number>();
+    const atTasks: IntegrityResult['atTasks'] = [];
+    const milestone = (view: VolunteersView): void => {
+      const next = (atTasks.length + 1) * 50;
+      if (view.counters.primary >= next) atTasks.push({ ...span(null, view.counters), caught: view.volunteers.filter((s) => badIds.has(s.id) && s.quarantine !== null).length });
+    };
     let v: VolunteersView = await api<VolunteersView>('/api/volunteers');
     let settleFrom: number | null = null;
     for (;;) {
       await sleep(1000);
       v = await api<VolunteersView>('/api/volunteers');
       for (const s of v.volunteers) if (badIds.has(s.id) && s.quarantine !== null && !detectedAt.has(s.id)) detectedAt.set(s.id, Date.now() - started);
+      milestone(v);
       const forged = await forgedNow();
       peak = Math.max(peak, forged);
       const elapsed = Date.now() - started;
@@ -234,6 +244,7 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       while (v.counters.primary < atStop.counters.primary + runOn && Date.now() - from < o.maxRunMs && !aborted()) {
         await sleep(1000);
         v = await api<VolunteersView>('/api/volunteers');
+        milestone(v);
         say(`run-on ${((Date.now() - from) / 1000).toFixed(0)} s: ${v.counters.primary - atStop.counters.primary}/${runOn} tasks, ${v.counters.spotChecks - atStop.counters.spotChecks} checks, ${v.counters.tieBreaks - atStop.counters.tieBreaks} third crawls`);
       }
       horizon = { runOnTasks: runOn, afterDetection: span(atStop.counters, v.counters), wholeRun: span(null, v.counters), seconds: Math.round((Date.now() - from) / 1000) };
@@ -281,6 +292,7 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       forgedCurrentPeak: peak,
       runSeconds: Math.round((Date.now() - started) / 1000),
       timeScale: o.timeScale,
+      atTasks,
       ...(horizon !== undefined ? { horizon } : {}),
     };
   } catch (err) {
