@@ -219,7 +219,9 @@ export class Announcer {
     if (finest.name !== this.countedCell) {
       this.countedCell = finest.name;
       this.countsHere = 0;
-      this.densityAt = -Infinity;
+      // The early-recount schedule starts again in a new cell; without it the pace is
+      // unchanged by a move (what the simulator models).
+      if (this.o.densityFirstGapMs !== undefined) this.densityAt = -Infinity;
     }
     if (performance.now() - this.densityAt < this.densityGap()) return;
     this.densityAt = performance.now();
@@ -250,8 +252,10 @@ export class Announcer {
    * walk each) in a crawler's first minutes in a cell, then none. */
   private densityGap(): number {
     const longest = this.o.densityCheckMs ?? providerTiming().thresholdMs;
+    const first = this.o.densityFirstGapMs;
+    if (first === undefined) return longest;
     if (this.countsHere === 0) return 0;
-    return Math.min(longest, (this.o.densityFirstGapMs ?? longest) * 2 ** (this.countsHere - 1));
+    return Math.min(longest, first * 2 ** (this.countsHere - 1));
   }
 
   private async cancel(cid: CID): Promise<void> {
