@@ -46,7 +46,8 @@ export function markdown(r: ScenarioReport): string {
     '',
     `${r.world.hosts} hosts from ${r.world.hostOrigins} origins, ${r.world.crawlers} crawlers from ${r.world.crawlerOrigins} origins, ` +
       `latency ${r.latencySource} (${r.world.baseNodes} nodes). Channels per group (60→960 min): ${r.world.groupSizes.join(', ')}.`,
-    `Readings: full system ${r.model.fullSystem}, RTT rule ${r.model.rttRule}, ICR encourage ${r.icrEncourage}.`,
+    `Readings: full system ${r.model.fullSystem}, RTT rule ${r.model.rttRule}, ICR encourage ${r.icrEncourage}. ` +
+      `CAF: cost exponent ${r.recrawl.cafCostExponent}, max queue ${r.recrawl.cafMaxQueue}, wait intervals ${r.recrawl.cafWaitIntervals} (every option: --json's recrawl).`,
     '',
     `### Tasks and mean recrawl interval per rank (paper Table ${r.scenario === 'rec' ? 1 : 3})`,
     '',
@@ -83,6 +84,9 @@ export function markdown(r: ScenarioReport): string {
       `The crawlers were online ${fmt(b.threadMinutes / 1e6, 2)} M thread-minutes; at ${fmt(b.taskMinutes, 1)} minutes per completed task ` +
         `(the least of these strategies) that is at most ${fmt(b.completions / 1e6, 3)} M completions. ` +
         `Bound: weighted quality ${fmt(b.updateQualityWeighted, 4)}, unweighted ${fmt(b.updateQuality, 4)}, freshness ${fmt(b.freshness, 3)}.`,
+      `After departures (docs/sim.md): the least share of busy thread-minutes a strategy lost with a departing crawler was ${fmt(b.afterDepartures.lostShare, 3)}, ` +
+        `so at most ${fmt(b.afterDepartures.completions / 1e6, 3)} M completions: weighted ${fmt(b.afterDepartures.updateQualityWeighted, 4)}, ` +
+        `unweighted ${fmt(b.afterDepartures.updateQuality, 4)}, freshness ${fmt(b.afterDepartures.freshness, 3)}.`,
       '',
       table(
         ['share of the bound', ...names],
@@ -90,6 +94,8 @@ export function markdown(r: ScenarioReport): string {
           ['weighted quality', ...ss.map(([, s]) => fmt(ofBound(s, b).updateQualityWeighted, 3))],
           ['unweighted quality', ...ss.map(([, s]) => fmt(ofBound(s, b).updateQuality, 3))],
           ['freshness', ...ss.map(([, s]) => fmt(ofBound(s, b).freshness, 3))],
+          ['weighted quality, of the bound after departures', ...ss.map(([, s]) => fmt(ofBound(s, b).afterDepartures.updateQualityWeighted, 3))],
+          ['freshness, of the bound after departures', ...ss.map(([, s]) => fmt(ofBound(s, b).afterDepartures.freshness, 3))],
         ],
       ),
       '',
@@ -247,6 +253,7 @@ export function jsonSummary(r: ScenarioReport): Record<string, unknown> {
     steps: r.steps,
     rankOrder: 'index 0 = 60-minute group (paper rank 4) ... index 4 = 960-minute group (paper rank 0)',
     model: { ...r.model, icrEncourage: r.icrEncourage },
+    recrawl: r.recrawl,
     strategies,
     bounds: r.bounds,
     wallSeconds: r.wallSeconds,

@@ -2,7 +2,7 @@
 import type { LatencyMatrix } from '../src/coords/index.js';
 import { loadDefaultLatency, loadLatencyFile } from '../src/coords/index.js';
 import type { IcrEncourage, RecrawlOptions, StrategyName } from '../src/recrawl/index.js';
-import { STRATEGIES } from '../src/recrawl/index.js';
+import { STRATEGIES, recrawlOptions } from '../src/recrawl/index.js';
 import type { Bounds } from './bounds.js';
 import { computeBounds } from './bounds.js';
 import type { Routing, StrategyResult } from './engine.js';
@@ -52,12 +52,24 @@ export interface ScenarioReport {
   model: SimModel;
   /** ICR's encourage scope of the run (a recrawl reading, beside the model's). */
   icrEncourage: IcrEncourage;
+  /** Every recrawl option every strategy of the run ran with (CAF's included), defaults filled in. */
+  recrawl: RecrawlSettings;
   strategies: Partial<Record<StrategyName, StrategyResult>>;
   /** What the run's measured capacity could deliver at best (sim/bounds.ts); null when nothing completed. */
   bounds: Bounds | null;
   wallSeconds: number;
   events: number;
   eventsPerSec: number;
+}
+
+/** The recrawl options that shape a run: all of them but the strategy's name. */
+export type RecrawlSettings = Omit<RecrawlOptions, 'strategy'>;
+
+/** The options the engine runs each strategy with (sim/engine.ts fills in ICR's
+ * encourage scope the same way), for the report: a run's JSON says what shaped it. */
+export function recrawlSettings(partial: Partial<RecrawlOptions> = {}): RecrawlSettings {
+  const { strategy: _strategy, ...settings } = recrawlOptions({ ...partial, icrEncourage: partial.icrEncourage ?? DEFAULT_ICR_ENCOURAGE });
+  return settings;
 }
 
 export function loadLatency(path?: string): LatencyMatrix {
@@ -145,6 +157,7 @@ export function scenarioReport(p: RunParams, prep: PreparedScenario, results: St
     world: summariseWorld(prep.world, prep.buildSeconds),
     model: { ...DEFAULT_MODEL, ...p.model },
     icrEncourage: p.recrawl?.icrEncourage ?? DEFAULT_ICR_ENCOURAGE,
+    recrawl: recrawlSettings(p.recrawl),
     strategies,
     bounds: computeBounds(prep.world, prep.cfg.steps, results),
     wallSeconds: (performance.now() - prep.started) / 1000,

@@ -26,6 +26,8 @@ const COLUMNS: [string, (r: SweepRow) => string][] = [
   ['idle_nothing_share', (r) => fmt(r.threadUse.idleNothing, 4)],
   ['weighted_of_bound', (r) => (r.ofBound ? fmt(r.ofBound.updateQualityWeighted, 4) : '')],
   ['freshness_of_bound', (r) => (r.ofBound ? fmt(r.ofBound.freshness, 4) : '')],
+  ['weighted_of_bound_after_departures', (r) => (r.ofBound ? fmt(r.ofBound.afterDepartures.updateQualityWeighted, 4) : '')],
+  ['freshness_of_bound_after_departures', (r) => (r.ofBound ? fmt(r.ofBound.afterDepartures.freshness, 4) : '')],
 ];
 
 export function sweepCsv(s: SweepReport): string {
@@ -34,13 +36,15 @@ export function sweepCsv(s: SweepReport): string {
   for (const p of s.points) {
     if (p.bounds === null) continue;
     const b = p.bounds;
-    lines.push([p.crawlers, 'bound', fmt(p.meanOnline, 0), '', fmt(b.completions, 0), fmt(b.updateQualityWeighted, 4), fmt(b.updateQuality, 4), fmt(b.freshness, 4), '', '', '', '', '', '', '1', '1'].join(','));
+    lines.push([p.crawlers, 'bound', fmt(p.meanOnline, 0), '', fmt(b.completions, 0), fmt(b.updateQualityWeighted, 4), fmt(b.updateQuality, 4), fmt(b.freshness, 4), '', '', '', '', '', '', '1', '1', '', ''].join(','));
+    const a = b.afterDepartures;
+    lines.push([p.crawlers, 'bound_after_departures', fmt(p.meanOnline, 0), '', fmt(a.completions, 0), fmt(a.updateQualityWeighted, 4), fmt(a.updateQuality, 4), fmt(a.freshness, 4), '', '', '', '', '', '', '', '', '1', '1'].join(','));
   }
   return lines.join('\n') + '\n';
 }
 
 export function sweepMarkdown(s: SweepReport): string {
-  const head = ['crawlers', 'strategy', 'tasks', 'q (w)', 'q', 'freshness', 'age (min)', 'success', 'utilisation', 'q (w) / bound', 'freshness / bound'];
+  const head = ['crawlers', 'strategy', 'tasks', 'q (w)', 'q', 'freshness', 'age (min)', 'success', 'utilisation', 'q (w) / bound', 'freshness / bound', 'q (w) / bound after departures'];
   const line = (c: string[]) => `| ${c.join(' | ')} |`;
   const out = [
     `## sim sweep (${s.hosts} channels, ${s.steps} steps, seed ${s.seed}, routing ${s.routing}, full system ${s.model.fullSystem}, RTT rule ${s.model.rttRule})`,
@@ -63,10 +67,15 @@ export function sweepMarkdown(s: SweepReport): string {
           fmt(r.utilisation, 3),
           r.ofBound ? fmt(r.ofBound.updateQualityWeighted, 3) : '',
           r.ofBound ? fmt(r.ofBound.freshness, 3) : '',
+          r.ofBound ? fmt(r.ofBound.afterDepartures.updateQualityWeighted, 3) : '',
         ]),
       );
     }
-    if (p.bounds) out.push(line([String(p.crawlers), 'bound', '', fmt(p.bounds.updateQualityWeighted, 3), fmt(p.bounds.updateQuality, 3), fmt(p.bounds.freshness, 3), '', '', '', '1', '1']));
+    if (p.bounds) {
+      const a = p.bounds.afterDepartures;
+      out.push(line([String(p.crawlers), 'bound', '', fmt(p.bounds.updateQualityWeighted, 3), fmt(p.bounds.updateQuality, 3), fmt(p.bounds.freshness, 3), '', '', '', '1', '1', '']));
+      out.push(line([String(p.crawlers), `bound after departures (λ ${fmt(a.lostShare, 3)})`, '', fmt(a.updateQualityWeighted, 3), fmt(a.updateQuality, 3), fmt(a.freshness, 3), '', '', '', '', '', '1']));
+    }
   }
   out.push('', `wall ${fmt(s.wallSeconds, 1)} s`, '');
   return out.join('\n');

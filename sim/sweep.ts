@@ -8,6 +8,7 @@ import { ofBound } from './bounds.js';
 import type { SimModel } from './model.js';
 import type { Routing } from './routing.js';
 import { runScenarioParallel } from './run-parallel.js';
+import { recrawlSettings, type RecrawlSettings } from './run.js';
 import { threadUse, threadUseShares, type ThreadUse } from './thread-use.js';
 
 export const DEFAULT_SWEEP_CRAWLERS: readonly number[] = [700, 1400, 2100, 2800, 4200, 5600];
@@ -60,6 +61,8 @@ export interface SweepReport {
   routing: Routing;
   hosts: number;
   model: SimModel;
+  /** Every recrawl option the sweep's runs had (CAF's included). */
+  recrawl: RecrawlSettings;
   points: SweepPoint[];
   rows: SweepRow[];
   wallSeconds: number;
@@ -113,5 +116,5 @@ export async function runSweep(p: SweepParams): Promise<SweepReport> {
     }
     points.push({ crawlers: n, meanOnline: online, bounds: r.bounds, wallSeconds: r.wallSeconds });
   }
-  return { steps: p.steps, seed: p.seed, routing: p.routing, hosts, model: model!, points, rows, wallSeconds: (performance.now() - t0) / 1000 };
+  return { steps: p.steps, seed: p.seed, routing: p.routing, hosts, model: model!, recrawl: recrawlSettings(p.recrawl), points, rows, wallSeconds: (performance.now() - t0) / 1000 };
 }
