@@ -84,6 +84,8 @@ export interface IntegrityResult {
   checkedHonest: number;
   checkedMalicious: number;
   checkedBy: Record<string, number>;
+  /** Each volunteer's tasks that stored page text (what its intro check counts). */
+  textTasksBy: Record<string, number>;
   /** Second crawls by why they were issued (intro, sampled, anomaly-empty, anomaly-changes, failure-claim). */
   checksByReason: Record<string, number>;
   forgedCurrentPeak: number;
@@ -120,6 +122,8 @@ interface VolunteerSummary {
   status: string;
   tasks: number;
   checked: number;
+  /** Absent from a manager before session 10. */
+  textTasks?: number;
   tasksAtHold: number | null;
   quarantine: { since: number } | null;
   totals: { coordinate: number; coordinateOk: number };
@@ -257,6 +261,7 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
     const honestTasks = honestSummaries.reduce((n, s) => n + s.tasks, 0);
     const honestChecked = honestSummaries.reduce((n, s) => n + s.checked, 0);
     const checkedBy = Object.fromEntries(atStop.volunteers.filter((s) => names.has(s.id)).map((s) => [names.get(s.id)!, s.checked]).sort());
+    const textTasksBy = Object.fromEntries(atStop.volunteers.filter((s) => names.has(s.id)).map((s) => [names.get(s.id)!, s.textTasks ?? 0]).sort());
     const checkedMalicious = atStop.volunteers.filter((s) => badIds.has(s.id)).reduce((n, s) => n + s.checked, 0);
     const tasksToDetect = bad.map((b) => stopById.get(b.peerId)?.tasksAtHold ?? null);
     const c = atStop.counters;
@@ -288,6 +293,7 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       checkedHonest: honestChecked,
       checkedMalicious,
       checkedBy,
+      textTasksBy,
       checksByReason: c.byReason ?? {},
       forgedCurrentPeak: peak,
       runSeconds: Math.round((Date.now() - started) / 1000),

@@ -10,6 +10,7 @@ import {
   reputationStatus,
   spotCheckRate,
   summarise,
+  suspectOnContent,
   unban,
   type Outcome,
   type ReputationRecord,
@@ -128,11 +129,32 @@ describe('forgetting', () => {
     expect(r.overlay.disagree).toBe(1);
     expect(r.agree).toBeCloseTo((1 - 0.98 ** 40) / 0.02, 9); // crawl ledger untouched
     expect(r.totals.coordinate).toBe(1);
-    expect(first.after).toBe('suspect'); // probation: its crawls are checked more too
+    expect(first.after).toBe('suspect'); // an overlay probation: it verifies nobody
+    // ... but its crawls, which agree, are checked at the new-identity rate, not on every task.
+    expect(suspectOnContent(r)).toBe(false);
+    expect(spotCheckRate(r)).toBe(0.08);
     expect(posterior(r, undefined, 'overlay').pBad).toBeCloseTo(0.9375, 12);
     const second = recordOutcome(r, { kind: 'coordinate', at: 2, reason: 'too-close' });
     expect(second.quarantined).toBe(true);
     expect(second.record.quarantine!.reason).toMatch(/coordinate claims/);
+  });
+  it('a volunteer suspect on its coordinate claims alone has its crawls checked at the new rate; a content disagreement or probation brings every task back', () => {
+    const liar = recordOutcome(newReputation('liar', 0), { kind: 'coordinate', at: 1 }).record;
+    expect(reputationStatus(liar)).toBe('suspect');
+    expect(liar.probation).toBe(0);
+    expect(liar.overlayProbation).toBe(3);
+    expect(spotCheckRate(liar)).toBe(0.08);
+    // Content agreements do not work off an overlay probation; passing coordinate checks do.
+    const agreed = apply(liar, times(3, 'agree'));
+    expect(agreed.overlayProbation).toBe(3);
+    expect(reputationStatus(agreed)).toBe('suspect');
+    expect(reputationStatus(apply(agreed, times(3, 'coordinate-ok')))).toBe('new');
+    // A content disagreement: every task checked again.
+    const forged = recordOutcome(liar, { kind: 'disagree', at: 2 }).record;
+    expect(suspectOnContent(forged)).toBe(true);
+    expect(spotCheckRate(forged)).toBe(1);
+    // A record from before (probation set by a coordinate outcome) keeps the suspect's rate until it works it off.
+    expect(spotCheckRate({ ...newReputation('old', 0), overlay: { agree: 0, disagree: 1 }, probation: 3 })).toBe(1);
   });
   it('consistent coordinate checks build the overlay ledger, not trust', () => {
     const r = apply(newReputation('n', 0), times(30, 'coordinate-ok'));

@@ -210,6 +210,15 @@ describe('resolvePair', () => {
     ]);
     expect(resolvePair(cmp('agree'), parties.a, parties.b, 250, { verifierCredit: 0 }).outcomes).toHaveLength(1);
   });
+  it('an agreement says whether it matched page text (what ends an intro) or digests alone', () => {
+    const withText = { ...cmp('agree'), counts: { ...cmp('agree').counts, identical: 2, 'same-digest': 5 } };
+    const digestsOnly = { ...cmp('agree'), counts: { ...cmp('agree').counts, identical: 0, 'same-text': 0, volatile: 0, 'same-digest': 7 } };
+    for (const o of resolvePair(withText, parties.a, parties.b, 250).outcomes) expect(o.outcome.comparedText, o.volunteer).toBe(true);
+    for (const o of resolvePair(digestsOnly, parties.a, parties.b, 250).outcomes) expect(o.outcome.comparedText, o.volunteer).toBeUndefined();
+    // A third crawl's confirmation carries the agreeing pair's comparison.
+    const tb = resolveTieBreak(cmp('disagree'), cmp('disagree'), withText, parties, 400);
+    expect(tb.outcomes.filter((o) => o.outcome.kind === 'agree').map((o) => o.outcome.comparedText)).toEqual([true, true]);
+  });
   it('an inconclusive comparison is recorded as such; a disagreement asks for a third crawl and accuses nobody yet', () => {
     expect(resolvePair(cmp('inconclusive'), parties.a, parties.b, 250).outcomes.map((o) => o.outcome.kind)).toEqual(['inconclusive', 'inconclusive']);
     expect(resolvePair(cmp('disagree'), parties.a, parties.b, 250)).toEqual({ outcomes: [], needsTieBreak: true });
@@ -296,10 +305,13 @@ describe('overhead', () => {
     expect(verificationOverhead({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0 })).toBe(0);
   });
   it('for an honest volunteer starts at a new identity\'s rate and falls as it earns trust', () => {
-    // With the intro check (one in the first 10 tasks) and without it (the sampled 7.4 % from the first task).
+    // With the intro check (one in the first 4 tasks with text: with text on 40 % of its tasks, one
+    // in the first 10) and without it (the sampled 7.4 % from the first task).
     expect(expectedHonestOverhead(500, undefined, { introTasks: 0 }).overhead[0]).toBeCloseTo(0.074, 12);
-    const { overhead, trustedAfter } = expectedHonestOverhead(500);
+    expect(expectedHonestOverhead(500).overhead[0]).toBeCloseTo(0.25, 12); // text on every task
+    const { overhead, trustedAfter } = expectedHonestOverhead(500, undefined, {}, 0.4);
     expect(overhead[0]).toBeCloseTo(0.1, 12);
+    expect(overhead[9]).toBeCloseTo(0.1, 12);
     expect(Math.max(...overhead)).toBeLessThanOrEqual(0.1 + 1e-12);
     expect(overhead[99]!).toBeLessThan(overhead[9]!);
     expect(overhead[499]!).toBeLessThan(0.05);
@@ -309,82 +321,114 @@ describe('overhead', () => {
 });
 
 describe('a new identity\'s intro check', () => {
-  const rec = (o: { tasks: number; introAt?: number; checked?: number }) => ({ ...newReputation('v', 0), ...o });
-  it('is to come before its drawn task, due from it until a check gives a verdict or three extra crawls were spent, then over', () => {
-    expect(introPhase(rec({ tasks: 3, introAt: 4 }))).toBe('before');
-    expect(introPhase(rec({ tasks: 4, introAt: 4 }))).toBe('due');
-    expect(introPhase(rec({ tasks: 9, introAt: 4, checked: 2 }))).toBe('due'); // two inconclusive checks: try again
-    expect(introPhase(rec({ tasks: 9, introAt: 4, checked: 3 }))).toBe('over');
-    const agreed = recordOutcome(rec({ tasks: 5, introAt: 4, checked: 1 }), { kind: 'agree', at: 1 }).record;
-    expect(introPhase(agreed)).toBe('over');
+  const rec = (o: { tasks: number; textTasks?: number; introAt?: number; checked?: number }) => ({ ...newReputation('v', 0), ...o });
+  const agreeOn = (text: boolean) => ({ kind: 'agree' as const, at: 1, ...(text ? { comparedText: true } : {}) });
+  it('counts tasks with text: to come before its drawn one, due from it until a check matched its text, disagreed, or three extra crawls were spent', () => {
+    // Counted in tasks that stored text (session 9: a forger went 17 tasks unchecked, its drawn task among text-less ones).
+    expect(introPhase(rec({ tasks: 12, textTasks: 2, introAt: 3 }))).toBe('before');
+    expect(introPhase(rec({ tasks: 3, textTasks: 3, introAt: 3 }))).toBe('due');
+    expect(introPhase(rec({ tasks: 9, textTasks: 4, introAt: 3, checked: 2 }))).toBe('due'); // two checks with no verdict: try again
+    expect(introPhase(rec({ tasks: 9, textTasks: 4, introAt: 3, checked: 3 }))).toBe('over');
+    // An agreement on digests alone (an unchanged crawl) leaves the intro owed; one that matched text ends it.
+    const digestsOnly = recordOutcome(rec({ tasks: 5, textTasks: 3, introAt: 3, checked: 1 }), agreeOn(false)).record;
+    expect(introPhase(digestsOnly)).toBe('due');
+    expect(introPhase(recordOutcome(digestsOnly, agreeOn(true)).record)).toBe('over');
+    // So does a verification it crawled that matched another's text (its crawl's text was compared).
+    expect(introPhase(recordOutcome(rec({ tasks: 1, textTasks: 0, introAt: 3 }), { ...agreeOn(true), weight: 1 }).record)).toBe('over');
+    expect(introPhase(recordOutcome(rec({ tasks: 5, textTasks: 3, introAt: 3, checked: 1 }), { kind: 'disagree', at: 1 }).record)).toBe('over');
+    // A volunteer that stores no text at all is checked on any crawl after introTextlessTasks.
+    expect(introPhase(rec({ tasks: 19, textTasks: 0, introAt: 1 }))).toBe('before');
+    expect(introPhase(rec({ tasks: 20, textTasks: 0, introAt: 1 }))).toBe('due');
     expect(introPhase(rec({ tasks: 5 }))).toBe('over'); // no intro drawn (introTasks 0, or an old record until its next task)
     expect(introPhase(rec({ tasks: 1, introAt: 4 }), { introTasks: 0 })).toBe('over');
   });
-  it('sets the rate: nothing sampled before it, every task when due, nothing more in the first 10 tasks, the reputation\'s after, and a suspect\'s whatever the intro', () => {
-    expect(checkRate(rec({ tasks: 3, introAt: 4 }))).toBe(0);
-    expect(checkRate(rec({ tasks: 4, introAt: 4 }))).toBe(1);
-    // The intro check is the sampled rate's share of the first 10 tasks.
-    const agreed = recordOutcome(rec({ tasks: 5, introAt: 4, checked: 1 }), { kind: 'agree', at: 1 }).record;
+  it('sets the rate: nothing sampled before it, every task when due, nothing more in the first introTasks tasks with text, the reputation\'s after, and a suspect\'s whatever the intro', () => {
+    expect(checkRate(rec({ tasks: 8, textTasks: 2, introAt: 3 }))).toBe(0);
+    expect(checkRate(rec({ tasks: 8, textTasks: 3, introAt: 3 }))).toBe(1);
+    // The intro check is the sampled rate's share of the first introTasks (4) tasks with text.
+    const agreed = recordOutcome(rec({ tasks: 8, textTasks: 3, introAt: 3, checked: 1 }), agreeOn(true)).record;
     expect(checkRate(agreed)).toBe(0);
-    expect(checkRate({ ...agreed, tasks: 10 })).toBe(0);
-    const after = { ...agreed, tasks: 11 };
+    expect(checkRate({ ...agreed, tasks: 20, textTasks: 4 })).toBe(0);
+    const after = { ...agreed, tasks: 21, textTasks: 5 };
     expect(checkRate(after)).toBe(spotCheckRate(after));
     expect(checkRate(after)).toBeGreaterThan(0.05);
-    const suspect = recordOutcome(rec({ tasks: 1, introAt: 8 }), { kind: 'coordinate', at: 1 }).record;
+    const suspect = recordOutcome(rec({ tasks: 1, introAt: 3 }), { kind: 'disagree', at: 1 }).record;
     expect(checkRate(suspect)).toBe(1);
   });
-  it('passes over a crawl that stored no page text (nothing to forge), up to introTasks tasks past its drawn one', () => {
-    expect(introPassesOver(rec({ tasks: 4, introAt: 4 }), 0)).toBe(true);
-    expect(introPassesOver(rec({ tasks: 4, introAt: 4 }), 2)).toBe(false);
-    expect(introPassesOver(rec({ tasks: 13, introAt: 4 }), 0)).toBe(true);
-    expect(introPassesOver(rec({ tasks: 14, introAt: 4 }), 0)).toBe(false); // one that never uploads text is checked all the same
+  it('passes over a crawl that stored no page text while the volunteer stores text at all (the intro stays owed); one that never does is checked after introTextlessTasks', () => {
+    expect(introPassesOver(rec({ tasks: 4, textTasks: 3, introAt: 3 }), 0)).toBe(true);
+    expect(introPassesOver(rec({ tasks: 4, textTasks: 3, introAt: 3 }), 2)).toBe(false);
+    expect(introPassesOver(rec({ tasks: 60, textTasks: 3, introAt: 3 }), 0)).toBe(true); // owed until a crawl with text
+    expect(introPassesOver(rec({ tasks: 19, textTasks: 0, introAt: 3 }), 0)).toBe(true);
+    expect(introPassesOver(rec({ tasks: 20, textTasks: 0, introAt: 3 }), 0)).toBe(false); // never uploads text: checked all the same
     expect(introPassesOver(rec({ tasks: 4 }), 0)).toBe(false);
   });
-  it('lands on a crawl with text for a forger whose crawls carry text on half its tasks (spent on any crawl: half of them), for about one check in its first 20 tasks', () => {
-    // The service's loop: draw at checkRate; a due intro passes over a crawl with no text.
-    const run = (passOver: boolean, seed: number): { onText: number; checks: number } => {
-      const rng = createRng(seed);
-      let onText = 0;
-      let checks = 0;
-      for (let v = 0; v < 2000; v++) {
-        let r: ReturnType<typeof newReputation> = { ...newReputation(`t${v}`, 0), introAt: drawIntroAt(rng) };
-        let first = true;
-        for (let t = 1; t <= 20; t++) {
-          r = { ...r, tasks: t };
-          const text = rng.next() < 0.5 ? 3 : 0;
-          const due = introPhase(r) === 'due';
-          if (!(rng.next() < checkRate(r)) || (passOver && due && introPassesOver(r, text))) continue;
-          checks++;
-          // An honest-looking answer: the intro is over (a forger's text would be caught here).
-          if (due) r = recordOutcome({ ...r, checked: (r.checked ?? 0) + 1 }, { kind: 'agree', at: t }).record;
-          if (first && text > 0) onText++;
-          first = false;
-        }
+  // The service's loop (service.ts's taskFinished): count the task, draw at checkRate, a due intro passes over a
+  // crawl with no text; a check of a crawl with text ends the intro, one of a text-less crawl does not.
+  const model = (o: { textShare: number; seed: number; tasks: number; introTasks?: number; perTask?: boolean }) => {
+    const rng = createRng(o.seed);
+    const opts = o.introTasks === undefined ? {} : { introTasks: o.introTasks };
+    const firstOnText: (number | null)[] = [];
+    let checks = 0;
+    for (let v = 0; v < 2000; v++) {
+      let r: ReturnType<typeof newReputation> = { ...newReputation(`t${v}`, 0), introAt: drawIntroAt(rng, opts) };
+      let first: number | null = null;
+      for (let t = 1; t <= o.tasks; t++) {
+        const text = rng.next() < o.textShare ? 3 : 0;
+        r = { ...r, tasks: t, textTasks: (r.textTasks ?? 0) + (text > 0 ? 1 : 0) };
+        const due = introPhase(r, opts) === 'due';
+        if (!(rng.next() < checkRate(r, undefined, opts)) || (due && introPassesOver(r, text, opts))) continue;
+        checks++;
+        r = recordOutcome({ ...r, checked: (r.checked ?? 0) + 1 }, agreeOn(text > 0)).record;
+        if (first === null && text > 0) first = t;
       }
-      return { onText, checks };
-    };
-    const now = run(true, 3);
-    expect(now.onText).toBeGreaterThan(0.99 * 2000); // P(no text in 10 tasks in a row) = 0.1 %
-    expect(now.checks / 2000).toBeLessThan(2); // the intro, then at most 10 tasks at ≤ 7.4 %
-    const before = run(false, 3);
-    expect(before.onText / 2000).toBeLessThan(0.6);
+      firstOnText.push(first);
+    }
+    return { firstOnText, checks };
+  };
+  it('lands on a crawl with text for every forger, within its first 4 tasks with text, for about one check in its first 20 tasks', () => {
+    // Text on a third of its tasks: a text forger's first check is on text for all of them, and early.
+    const { firstOnText, checks } = model({ textShare: 1 / 3, seed: 3, tasks: 20 });
+    const got = firstOnText.filter((t): t is number => t !== null);
+    expect(got.length).toBeGreaterThan(0.97 * 2000); // P(fewer than 4 text tasks in 20, and the draw above them) is small
+    expect(checks / 2000).toBeLessThan(1.6); // the intro, then a few tasks at ≤ 7.4 %
+    // With text on every task the intro falls within the first 4 for sure.
+    const always = model({ textShare: 1, seed: 4, tasks: 20 });
+    expect(always.firstOnText.every((t) => t !== null && t <= 4)).toBe(true);
   });
-  it('is drawn uniformly from the first introTasks tasks', () => {
+  it('a forger whose text came early and whose drawn task would fall among text-less crawls is still checked on text (session 9\'s escape)', () => {
+    // 6 tasks with text, then text-less recrawls: counted in all tasks (a draw of 7..10) the intro never met its text.
+    const rng = createRng(9);
+    for (let i = 0; i < 200; i++) {
+      const introAt = drawIntroAt(rng);
+      let r: ReturnType<typeof newReputation> = { ...newReputation('f', 0), introAt };
+      let checkedOnText = false;
+      for (let t = 1; t <= 17 && !checkedOnText; t++) {
+        const text = t <= 6 ? 2 : 0;
+        r = { ...r, tasks: t, textTasks: (r.textTasks ?? 0) + (text > 0 ? 1 : 0) };
+        if (checkRate(r) === 1 && !introPassesOver(r, text)) checkedOnText = text > 0;
+      }
+      expect(checkedOnText, `introAt ${introAt}`).toBe(true);
+    }
+  });
+  it('is drawn uniformly from the first introTasks tasks with text', () => {
     const rng = createRng(5);
     const counts = new Array<number>(11).fill(0);
     for (let i = 0; i < 10_000; i++) counts[drawIntroAt(rng)!]!++;
     expect(counts[0]).toBe(0);
-    for (let t = 1; t <= 10; t++) expect(counts[t]!).toBeGreaterThan(850);
+    for (let t = 1; t <= 4; t++) expect(counts[t]!).toBeGreaterThan(2300);
+    for (let t = 5; t <= 10; t++) expect(counts[t]).toBe(0);
+    for (let i = 0; i < 1000; i++) expect(drawIntroAt(rng, { introTasks: 10 })).toBeLessThanOrEqual(10);
     expect(drawIntroAt(rng, { introTasks: 0 })).toBeUndefined();
   });
-  it('checks every forger within its first 10 tasks (sampling alone: about half of them), for the same expected cost', () => {
+  it('checks every forger with text on each task within its first 4 tasks (sampling alone: about a quarter of them)', () => {
     const firstCheck = (introTasks: number, seed: number): number[] => {
       const rng = createRng(seed);
       const out: number[] = [];
       for (let v = 0; v < 2000; v++) {
         let r: ReturnType<typeof newReputation> = { ...newReputation(`v${v}`, 0), introAt: drawIntroAt(rng, { introTasks }) };
         for (let t = 1; t <= 200; t++) {
-          r = { ...r, tasks: t };
+          r = { ...r, tasks: t, textTasks: t };
           if (rng.next() < checkRate(r, undefined, { introTasks })) {
             out.push(t);
             break;
@@ -393,12 +437,12 @@ describe('a new identity\'s intro check', () => {
       }
       return out;
     };
-    const withIntro = firstCheck(10, 1);
+    const withIntro = firstCheck(4, 1);
     expect(withIntro.length).toBe(2000);
-    expect(Math.max(...withIntro)).toBeLessThanOrEqual(10);
+    expect(Math.max(...withIntro)).toBeLessThanOrEqual(4);
     const sampled = firstCheck(0, 1);
-    const within10 = sampled.filter((t) => t <= 10).length / 2000;
-    expect(within10).toBeGreaterThan(0.45);
-    expect(within10).toBeLessThan(0.62); // 1 − 0.926^10 = 0.54
+    const within4 = sampled.filter((t) => t <= 4).length / 2000;
+    expect(within4).toBeGreaterThan(0.2);
+    expect(within4).toBeLessThan(0.36); // 1 − 0.926^4 = 0.27
   });
 });

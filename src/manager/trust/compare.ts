@@ -135,6 +135,13 @@ export interface CrawlComparison {
 
 const SUCCESS: ReadonlySet<TaskStatus> = new Set<TaskStatus>(['completed', 'page-cap', 'deadline']);
 
+/** Whether the comparison matched page text on both sides — not digests alone:
+ * only such an agreement says anything of a volunteer's text (a text forger
+ * keeps the true digests). */
+export function comparedText(cmp: Pick<CrawlComparison, 'counts'>): boolean {
+  return (['identical', 'same-text', 'volatile'] as const).some((k) => (cmp.counts[k] ?? 0) > 0);
+}
+
 interface Entry {
   digest: number;
   page?: PageView;

@@ -16,7 +16,8 @@
 //    (Beta(2, 1): 1 − 0.25² = 0.9375), so one unlucky check never does it.
 //  - suspect while P(q > badRate) ≥ suspectConfidence, and for the next
 //    probationChecks checks after any disagreement (BOINC's reset of a host's
-//    consecutive-valid count): every task of a suspect is re-checked.
+//    consecutive-valid count): every task of a suspect is re-checked — unless
+//    it is suspect on its overlay claims alone (below).
 //  - trusted when P(q < goodRate) ≥ trustConfidence and not on probation: with
 //    no disagreement, about 15 weighted agreements (1 − 0.9^(a+1) ≥ 0.8).
 //  - new otherwise (not yet shown good, nothing against it).
@@ -24,7 +25,13 @@
 // Overlay claims (coordinates, cell announcements) are a second ledger with
 // the same rule: a volunteer that crawls honestly but lies about where it is
 // would otherwise pay for each lie with the agreements its honest crawls earn,
-// and hover as a suspect for ever. Either ledger can quarantine.
+// and hover as a suspect for ever. Either ledger can quarantine. A volunteer
+// suspect on its overlay claims alone (its content checks agree) has its
+// crawls checked at the new-identity rate, not on every task: a content check
+// says nothing about a coordinate lie (in the benchmark 8 of 22 extra crawls
+// of one run went to such a volunteer's honest crawls). A coordinate
+// disagreement starts an overlay probation of its own, worked off by
+// coordinate checks that pass.
 //
 // Two forgetting rules keep old behaviour from shielding new behaviour: every
 // outcome first discounts the evidence by `decay` (memory ≈ 1/(1 − decay)
@@ -64,6 +71,8 @@ export interface ReputationRecord {
   overlay: { agree: number; disagree: number };
   /** Checks left on probation after the last disagreement. */
   probation: number;
+  /** Overlay checks left on probation after the last coordinate disagreement (absent: 0). */
+  overlayProbation?: number;
   /** Lifetime counts of outcomes, undiscounted, for the API and metrics. */
   totals: { agree: number; disagree: number; inconclusive: number; lost: number; coordinate: number; coordinateOk: number };
   lastOutcomeAt: number | null;
@@ -80,9 +89,14 @@ export interface ReputationRecord {
   tasksAtHold?: number;
   /** Extra crawls (second and third) spent checking its tasks. */
   checked?: number;
-  /** Which of its first tasks gets its introductory check (spot-check.ts's
-   * introPhase), drawn when it is first seen and never shown in the API. */
+  /** Which of its first tasks that stored page text gets its introductory
+   * check (spot-check.ts's introPhase), drawn when it is first seen and never
+   * shown in the API. */
   introAt?: number;
+  /** Its finished tasks that stored page text (what a text forger forges). */
+  textTasks?: number;
+  /** Checks that compared its page text with another crawl's and agreed. */
+  textAgreed?: number;
 }
 
 const holdSchema = z.object({ since: z.number().finite(), reason: z.string().max(500), by: z.string().max(200) });
@@ -106,6 +120,9 @@ export const reputationRecordSchema = z.object({
   tasksAtHold: z.number().int().nonnegative().optional(),
   checked: z.number().int().nonnegative().optional(),
   introAt: z.number().int().positive().optional(),
+  overlayProbation: z.number().int().nonnegative().optional(),
+  textTasks: z.number().int().nonnegative().optional(),
+  textAgreed: z.number().int().nonnegative().optional(),
 });
 
 /** Validates a stored record (e.g. read back from LevelDB); throws with the field at fault. */
@@ -170,7 +187,7 @@ function ruleStatus(rec: ReputationRecord, opts: ReputationOptions): VolunteerSt
   const p = posterior(rec, opts, 'content');
   const pBad = Math.max(p.pBad, posterior(rec, opts, 'overlay').pBad);
   if (pBad >= opts.quarantineConfidence) return 'quarantined';
-  if (rec.probation > 0 || pBad >= opts.suspectConfidence) return 'suspect';
+  if (rec.probation > 0 || (rec.overlayProbation ?? 0) > 0 || pBad >= opts.suspectConfidence) return 'suspect';
   if (p.pGood >= opts.trustConfidence) return 'trusted';
   return 'new';
 }
@@ -192,7 +209,8 @@ export function mayWork(rec: ReputationRecord): boolean {
 /**
  * The probability with which a completed task of this volunteer is re-checked:
  * 0 for a quarantined or banned identity (it gets no tasks), suspectRate for a
- * suspect, else trustedRate + (newRate − trustedRate)·P(q > goodRate) — the
+ * suspect on its crawl checks, newRate for one suspect on its overlay claims
+ * alone (a content check cannot show a coordinate lie), else trustedRate + (newRate − trustedRate)·P(q > goodRate) — the
  * rate falls smoothly from about newRate for a new identity to trustedRate as
  * the posterior probability that it is not yet shown good falls (0.074 for a
  * new identity with the defaults, 0.032 when it becomes trusted, ≈ 0.020 for a volunteer
@@ -201,9 +219,15 @@ export function mayWork(rec: ReputationRecord): boolean {
 export function spotCheckRate(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): number {
   const status = reputationStatus(rec, opts);
   if (status === 'banned' || status === 'quarantined') return 0;
-  if (status === 'suspect') return opts.suspectRate;
+  if (status === 'suspect') return suspectOnContent(rec, opts) ? opts.suspectRate : opts.newRate;
   const p = posterior(rec, opts);
   return opts.trustedRate + (opts.newRate - opts.trustedRate) * (1 - p.pGood);
+}
+
+/** Whether its crawl checks make it suspect (a content probation, or their
+ * posterior), as opposed to its overlay claims alone. */
+export function suspectOnContent(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): boolean {
+  return rec.probation > 0 || posterior(rec, opts, 'content').pBad >= opts.suspectConfidence;
 }
 
 export type OutcomeKind = 'agree' | 'disagree' | 'inconclusive' | 'lost' | 'coordinate' | 'coordinate-ok';
@@ -220,6 +244,9 @@ export interface Outcome {
   uploadedAt?: number;
   /** Why (shown in the quarantine hold). */
   reason?: string;
+  /** An agreement whose comparison matched page text on both sides (not digests
+   * alone): what ends a new identity's intro (spot-check.ts's introPhase). */
+  comparedText?: boolean;
 }
 
 export interface OutcomeResult {
@@ -251,6 +278,7 @@ export function recordOutcome(rec: ReputationRecord, outcome: Outcome, opts: Rep
       discount();
       r.agree += w;
       r.totals.agree += 1;
+      if (outcome.comparedText === true) r.textAgreed = (r.textAgreed ?? 0) + 1;
       if (r.probation > 0) r.probation -= 1;
       if (outcome.taskId !== undefined && outcome.uploadedAt !== undefined && (r.lastVerified === null || outcome.uploadedAt >= r.lastVerified.at)) {
         r.lastVerified = { taskId: outcome.taskId, at: outcome.uploadedAt };
@@ -267,12 +295,13 @@ export function recordOutcome(rec: ReputationRecord, outcome: Outcome, opts: Rep
       discountOverlay();
       r.overlay.agree *= opts.forgetOnDisagree;
       r.overlay.disagree += w;
-      r.probation = opts.probationChecks;
+      r.overlayProbation = opts.probationChecks;
       r.totals.coordinate += 1;
       break;
     case 'coordinate-ok':
       discountOverlay();
       r.overlay.agree += w;
+      if ((r.overlayProbation ?? 0) > 0) r.overlayProbation = r.overlayProbation! - 1;
       r.totals.coordinateOk += 1;
       break;
     case 'lost':
@@ -301,7 +330,7 @@ export function recordOutcome(rec: ReputationRecord, outcome: Outcome, opts: Rep
 }
 
 /** Evidence back to the prior alone. */
-const cleared = (): Pick<ReputationRecord, 'agree' | 'disagree' | 'overlay'> => ({ agree: 0, disagree: 0, overlay: { agree: 0, disagree: 0 } });
+const cleared = (): Pick<ReputationRecord, 'agree' | 'disagree' | 'overlay' | 'overlayProbation'> => ({ agree: 0, disagree: 0, overlay: { agree: 0, disagree: 0 }, overlayProbation: 0 });
 
 /** An operator lifts a quarantine: the evidence is reset to the prior and the
  * identity starts on probation, so it is re-checked on every task until it
@@ -345,6 +374,8 @@ export interface ReputationSummary {
   tasks: number;
   tasksAtHold: number | null;
   checked: number;
+  /** Its tasks that stored page text (what a text forger forges and its intro check compares). */
+  textTasks: number;
 }
 
 export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationSummary {
@@ -368,5 +399,6 @@ export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAU
     tasks: rec.tasks ?? 0,
     tasksAtHold: rec.tasksAtHold ?? null,
     checked: rec.checked ?? 0,
+    textTasks: rec.textTasks ?? 0,
   };
 }

@@ -266,6 +266,8 @@ export class TrustService {
     const { repos } = this.core;
     this.counters.primary++;
     const success = r.status === 'completed' || r.status === 'page-cap' || r.status === 'deadline';
+    // Tasks with text are what the intro check counts (spot-check.ts's introPhase).
+    if (success && t.pagesStored > 0) rec.textTasks = (rec.textTasks ?? 0) + 1;
     const ops = [repos.volunteers.countersOp(this.counters), repos.volunteers.putOp(from, rec)];
     if (success && t.pagesStored > 0) ops.push(repos.volunteers.workOp(from, ch.id, { taskId: t.id, at: f.receivedAt }));
     this.records.set(from, rec);

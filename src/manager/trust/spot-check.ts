@@ -50,10 +50,15 @@ export interface SpotCheckOptions {
   /** Agreement weight a verifier earns for a crawl that matched (0 = none). */
   verifierCredit: number;
   /** A new identity's work is checked once for sure within its first this many
-   * tasks (at a uniformly drawn one of them), instead of by the sampled rate. */
+   * tasks that stored page text (at a uniformly drawn one of them), instead of
+   * by the sampled rate. */
   introTasks: number;
-  /** ... and again on its next task while that check ends with no verdict, up to this many extra crawls. */
+  /** ... and again on its next task with text while that check compared no text
+   * (nor disagreed), up to this many extra crawls. */
   introMaxChecks: number;
+  /** A new identity that stored no page text in this many tasks gets its intro
+   * check on any crawl (one that echoes digests and never uploads text). */
+  introTextlessTasks: number;
   /** A coverage dispute (the subject missed the pages its verifier found) is settled
    * by a stored crawl of the channel by a third volunteer in good standing, when the
    * pages it saw were seen no longer than this before the subject's task was issued,
@@ -73,8 +78,9 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   samplePages: 50,
   minRegionDistanceMs: 20,
   verifierCredit: 1,
-  introTasks: 10,
+  introTasks: 4,
   introMaxChecks: 3,
+  introTextlessTasks: 20,
   storedCrawlMaxAgeMs: 7 * 86_400_000,
 });
 
@@ -95,6 +101,7 @@ export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotC
   check(Number.isFinite(o.verifierCredit) && o.verifierCredit >= 0, `verifierCredit must be >= 0`);
   check(Number.isInteger(o.introTasks) && o.introTasks >= 0, `introTasks must be an integer >= 0 (0: no introductory check), got ${o.introTasks}`);
   check(Number.isInteger(o.introMaxChecks) && o.introMaxChecks >= 1, `introMaxChecks must be an integer >= 1, got ${o.introMaxChecks}`);
+  check(Number.isInteger(o.introTextlessTasks) && o.introTextlessTasks >= 1, `introTextlessTasks must be an integer >= 1, got ${o.introTextlessTasks}`);
   check(Number.isFinite(o.storedCrawlMaxAgeMs) && o.storedCrawlMaxAgeMs >= 0, `storedCrawlMaxAgeMs must be >= 0 (0: never), got ${o.storedCrawlMaxAgeMs}`);
   return o;
 }
@@ -185,37 +192,53 @@ function changedPagesPValue(task: CompletedTask, o: SpotCheckOptions): number | 
 // ---------------------------------------------------------------------------
 // A new identity's first check
 
+/** What the intro rules read of a reputation record. */
+export interface IntroRecord {
+  tasks?: number;
+  textTasks?: number;
+  introAt?: number;
+  checked?: number;
+  textAgreed?: number;
+  totals: { disagree: number };
+}
+
 /**
  * Sampling at 7.4 % leaves a new forger unchecked for its first 9 tasks with
  * probability 0.50 and its first 30 with 0.10 (seen in the benchmark: a forger
  * finished 9 tasks with no check drawn). So a new identity's work is checked
- * once for sure early: at its `introAt`-th task, drawn uniformly from
- * 1..introTasks when it is first seen and kept secret (not in the API), so it
- * cannot behave on that task alone. Before it, the intro check replaces the
- * sampled rate (the same expected cost: one check in the first 10 tasks where
- * sampling spent 0.74); from it, every task is checked (one check in flight at
- * a time) until one ends with a verdict on the volunteer's crawling — an agreement
- * or a disagreement — or introMaxChecks extra crawls were spent on it; then the
- * adaptive rate. A forger that forges from its first task is thus checked
- * within its first 10 (one outvoted contradiction quarantines a new identity);
- * one that waits out the intro faces the sampled rate, as before.
+ * once for sure early: at its `introAt`-th task **that stored page text**,
+ * drawn uniformly from 1..introTasks when it is first seen and kept secret
+ * (not in the API), so it cannot behave on that task alone. Counted in tasks
+ * with text, because a crawl of unchanged pages gives a text forger nothing to
+ * forge and its check nothing to compare: counted in all tasks (session 9), a
+ * forger whose text came in its first tasks and whose drawn task fell among
+ * text-less recrawls went 17 tasks without a check, 7 forged pages current.
+ * Before it, the intro check replaces the sampled rate; from it, every task
+ * with text is checked (one check in flight at a time; a task finishing while
+ * one is pending leaves the intro owed, not spent) until a check of its crawl
+ * **matched its page text** with another crawl's (an agreement on digests
+ * alone says nothing of a text forger), or any check disagreed with it, or
+ * introMaxChecks extra crawls were spent on it; then the adaptive rate. A
+ * volunteer that stores no text in its first introTextlessTasks tasks is
+ * checked then on any crawl (a digest echoer has no text to compare).
  *
  * 'before': the intro check is still to come (sample nothing);
  * 'due': check this task; 'over': the reputation's rate applies.
  */
-export function introPhase(rec: { tasks?: number; introAt?: number; checked?: number; totals: { agree: number; disagree: number } }, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): 'before' | 'due' | 'over' {
+export function introPhase(rec: IntroRecord, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): 'before' | 'due' | 'over' {
   const o = spotCheckOptions(options);
   if (o.introTasks === 0 || rec.introAt === undefined) return 'over';
-  if (rec.totals.agree + rec.totals.disagree > 0 || (rec.checked ?? 0) >= o.introMaxChecks) return 'over';
-  return (rec.tasks ?? 0) < rec.introAt ? 'before' : 'due';
+  if ((rec.textAgreed ?? 0) > 0 || rec.totals.disagree > 0 || (rec.checked ?? 0) >= o.introMaxChecks) return 'over';
+  const text = rec.textTasks ?? 0;
+  if (text >= rec.introAt) return 'due';
+  return text === 0 && (rec.tasks ?? 0) >= o.introTextlessTasks ? 'due' : 'before';
 }
 
 /** The probability that a finished task of this volunteer is drawn for a
  * check: 1 when its intro check is due; 0 while it is still to come, and for
- * the rest of its first introTasks tasks once it is over, while nothing speaks
- * against the volunteer (the intro check is the sampled rate's share of those
- * tasks: one check where sampling would spend 0.74); else the reputation's
- * spotCheckRate. */
+ * the rest of its first introTasks tasks with text once it is over, while
+ * nothing speaks against the volunteer (the intro check is the sampled rate's
+ * share of those tasks); else the reputation's spotCheckRate. */
 export function checkRate(rec: ReputationRecord, repOptions: ReputationOptions = DEFAULT_REPUTATION, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): number {
   const o = spotCheckOptions(options);
   const adaptive = spotCheckRate(rec, repOptions);
@@ -223,24 +246,23 @@ export function checkRate(rec: ReputationRecord, repOptions: ReputationOptions =
   const phase = introPhase(rec, o);
   if (phase === 'due') return status === 'quarantined' || status === 'banned' ? 0 : 1;
   if (status !== 'new' || rec.introAt === undefined) return adaptive;
-  if (phase === 'before' || (rec.tasks ?? 0) <= o.introTasks) return 0;
+  if (phase === 'before' || (rec.textTasks ?? 0) <= o.introTasks) return 0;
   return adaptive;
 }
 
 /**
  * Whether a task whose intro check is due is passed over: a crawl that stored
  * no page text (every page unchanged) gives a text forger nothing to forge, so
- * its check would end in an agreement that ends the intro and says nothing
- * about the volunteer's text (seen in the benchmark: a forger's intro check
- * fell on such a crawl, agreed, and the forger then went unchecked for tens of
- * tasks). The intro waits for a crawl with text, up to introTasks tasks past
- * its drawn one; then any crawl is checked (a volunteer that never uploads
- * text — one that echoes the digests it was given — is checked all the same).
+ * its check would compare digests only and say nothing of the volunteer's text
+ * (seen in the benchmark: a forger's intro check fell on such a crawl, agreed,
+ * and the forger then went unchecked for tens of tasks). The intro stays owed
+ * for its next crawl with text; only a volunteer that has stored no text at
+ * all is checked on a text-less crawl, once introTextlessTasks have passed.
  */
-export function introPassesOver(rec: { tasks?: number; introAt?: number }, storedTextPages: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): boolean {
+export function introPassesOver(rec: IntroRecord, storedTextPages: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): boolean {
   const o = spotCheckOptions(options);
   if (storedTextPages > 0 || rec.introAt === undefined) return false;
-  return (rec.tasks ?? 0) < rec.introAt + o.introTasks;
+  return (rec.textTasks ?? 0) > 0 || (rec.tasks ?? 0) < o.introTextlessTasks;
 }
 
 /** Which of a new identity's first tasks gets its intro check (1-based), or undefined with introTasks 0. */
@@ -335,7 +357,9 @@ export function verificationOverhead(c: OverheadCounts): number {
 
 /**
  * Expected verification overhead of one honest volunteer over its first
- * `tasks` tasks (mean field, the intro check spread over the first introTasks: each task adds its expected number of checks to
+ * `tasks` tasks (mean field, the intro check spread over the tasks that hold
+ * its first introTasks crawls with text — introTasks ÷ textShare tasks, where
+ * `textShare` is the share of its tasks that store text: each task adds its expected number of checks to
  * the evidence as fractional agreements). With a verifier credit, it also
  * verifies as many tasks of others as it has had checked (a population of
  * peers at the same stage), earning the credit for each. Returns the running
@@ -346,15 +370,18 @@ export function expectedHonestOverhead(
   tasks: number,
   repOptions: ReputationOptions = DEFAULT_REPUTATION,
   options: Partial<SpotCheckOptions> | SpotCheckOptions = {},
+  textShare = 1,
 ): { overhead: number[]; trustedAfter: number | null } {
   const o = spotCheckOptions(options);
+  if (!(textShare > 0 && textShare <= 1)) throw new RangeError(`expectedHonestOverhead: textShare must be in (0, 1], got ${textShare}`);
+  const introSpan = o.introTasks / textShare;
   let rec = newReputation('model', 0);
   let checks = 0;
   let trustedAfter: number | null = null;
   const overhead: number[] = [];
   for (let t = 1; t <= tasks; t++) {
-    // The intro check falls on each of the first introTasks tasks with probability 1/introTasks.
-    const rate = t <= o.introTasks ? 1 / o.introTasks : spotCheckRate(rec, repOptions);
+    // The intro check falls on each of the first introTasks ÷ textShare tasks alike.
+    const rate = t <= introSpan ? Math.min(1, introSpan - (t - 1)) / introSpan : spotCheckRate(rec, repOptions);
     checks += rate;
     const gained = rate * (1 + o.verifierCredit);
     const decay = repOptions.decay ** gained;

@@ -1,7 +1,7 @@
 // Outcomes of a check: the first comparison (subject and verifier) and, when
 // they disagree, the third crawl that says who is wrong. A pairwise
 // disagreement alone accuses nobody: it cannot tell the forger from its victim.
-import type { CrawlComparison, Disagreement, Verdict } from './compare.js';
+import { comparedText, type CrawlComparison, type Disagreement, type Verdict } from './compare.js';
 import { DEFAULT_COMPARE, type CompareOptions, type DisagreementReason } from './compare-options.js';
 import type { Outcome } from './reputation.js';
 import { spotCheckOptions, type SpotCheckOptions } from './spot-check.js';
@@ -24,8 +24,10 @@ export interface PairResolution {
   needsTieBreak: boolean;
 }
 
-function agreeOutcome(p: CheckParty, at: number, weight: number, reason: string): PartyOutcome {
-  return { volunteer: p.volunteer, outcome: { kind: 'agree', at, weight, taskId: p.taskId, uploadedAt: p.receivedAt, reason } };
+/** An agreement on `p`'s crawl; `cmp` is the comparison that agreed (did it match text?). */
+function agreeOutcome(p: CheckParty, at: number, weight: number, reason: string, cmp: Pick<CrawlComparison, 'counts'>): PartyOutcome {
+  const text = comparedText(cmp) ? { comparedText: true } : {};
+  return { volunteer: p.volunteer, outcome: { kind: 'agree', at, weight, taskId: p.taskId, uploadedAt: p.receivedAt, reason, ...text } };
 }
 
 /**
@@ -37,8 +39,8 @@ function agreeOutcome(p: CheckParty, at: number, weight: number, reason: string)
 export function resolvePair(cmp: CrawlComparison, a: CheckParty, b: CheckParty, at: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): PairResolution {
   const o = spotCheckOptions(options);
   if (cmp.verdict === 'agree') {
-    const outcomes = [agreeOutcome(a, at, 1, 'check agreed')];
-    if (o.verifierCredit > 0) outcomes.push(agreeOutcome(b, at, o.verifierCredit, 'verification agreed'));
+    const outcomes = [agreeOutcome(a, at, 1, 'check agreed', cmp)];
+    if (o.verifierCredit > 0) outcomes.push(agreeOutcome(b, at, o.verifierCredit, 'verification agreed', cmp));
     return { outcomes, needsTieBreak: false };
   }
   if (cmp.verdict === 'inconclusive') {
@@ -96,19 +98,24 @@ export function resolveTieBreak(
       ];
       for (const y of sides) {
         const w = y === 'a' ? 1 : o.verifierCredit;
-        if (y !== x && w > 0) outcomes.push(agreeOutcome(parties[y], at, w, 'confirmed by a third crawl'));
+        if (y !== x && w > 0) outcomes.push(agreeOutcome(parties[y], at, w, 'confirmed by a third crawl', cmps[otherPair[x]]));
       }
       return { outcomes, odd: x, note: `${x} outvoted (${reason})` };
     }
   }
   const coverage = coverageMajority({ ab, ac, bc }, parties, at, weights);
   if (coverage !== null) return coverage;
-  const credited = new Set<'a' | 'b' | 'c'>();
-  for (const p of ['ab', 'ac', 'bc'] as const) if (v[p] === 'agree') for (const s of p.split('') as ('a' | 'b' | 'c')[]) credited.add(s);
+  // Each side an agreeing pair holds is credited, with the agreeing comparison (one that matched text, if any).
+  const credited = new Map<'a' | 'b' | 'c', CrawlComparison>();
+  for (const p of ['ab', 'ac', 'bc'] as const) {
+    if (v[p] !== 'agree') continue;
+    for (const s of p.split('') as ('a' | 'b' | 'c')[]) if (!credited.has(s) || comparedText(cmps[p])) credited.set(s, cmps[p]);
+  }
   const outcomes: PartyOutcome[] = sides.map((s) => {
     const w = s === 'a' ? 1 : o.verifierCredit;
-    return credited.has(s) && w > 0
-      ? agreeOutcome(parties[s], at, w, 'agreed with one crawl of three')
+    const by = credited.get(s);
+    return by !== undefined && w > 0
+      ? agreeOutcome(parties[s], at, w, 'agreed with one crawl of three', by)
       : { volunteer: parties[s].volunteer, outcome: { kind: 'inconclusive', at, taskId: parties[s].taskId, reason: 'no majority' } };
   });
   return { outcomes, odd: null, note: `no majority (ab ${v.ab}, ac ${v.ac}, bc ${v.bc})` };
