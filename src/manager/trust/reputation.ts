@@ -25,13 +25,10 @@
 // Overlay claims (coordinates, cell announcements) are a second ledger with
 // the same rule: a volunteer that crawls honestly but lies about where it is
 // would otherwise pay for each lie with the agreements its honest crawls earn,
-// and hover as a suspect for ever. Either ledger can quarantine. A volunteer
-// suspect on its overlay claims alone (its content checks agree) has its
-// crawls checked at the new-identity rate, not on every task: a content check
-// says nothing about a coordinate lie (in the benchmark 8 of 22 extra crawls
-// of one run went to such a volunteer's honest crawls). A coordinate
-// disagreement starts an overlay probation of its own, worked off by
-// coordinate checks that pass.
+// and hover as a suspect for ever. Either ledger can quarantine. A coordinate
+// disagreement starts an overlay probation, worked off by passing coordinate
+// checks; a suspect on overlay claims alone has its crawls checked at newRate,
+// not on every task (a content check cannot show a coordinate lie).
 //
 // Two forgetting rules keep old behaviour from shielding new behaviour: every
 // outcome first discounts the evidence by `decay` (memory ≈ 1/(1 − decay)
@@ -224,8 +221,7 @@ export function spotCheckRate(rec: ReputationRecord, opts: ReputationOptions = D
   return opts.trustedRate + (opts.newRate - opts.trustedRate) * (1 - p.pGood);
 }
 
-/** Whether its crawl checks make it suspect (a content probation, or their
- * posterior), as opposed to its overlay claims alone. */
+/** Whether its crawl checks (probation or posterior) make it suspect, not its overlay claims alone. */
 export function suspectOnContent(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): boolean {
   return rec.probation > 0 || posterior(rec, opts, 'content').pBad >= opts.suspectConfidence;
 }
