@@ -22,82 +22,18 @@
 // and a count of what the live system pays for it: DHT lookups and provides,
 // each a Kademlia query of ⌈log₂ n⌉ rounds of α messages (a provide adds k
 // ADD_PROVIDER messages).
-import { announceFiner, DEFAULT_PROVIDER_TTL_MS, dropFinest, providerTiming } from '../src/dht/announce.js';
+import { announceFiner, dropFinest } from '../src/dht/announce.js';
 import { predictRttAt } from '../src/coords/index.js';
-import { blockIndices, cellIndex, DEFAULT_CELLS, levels, type CellOptions } from '../src/dht/cells.js';
-import { answerComplete, candidatesFrom, CELL_CACHE_TTL_MS, CELL_MAX_STALE_MS, cellSearchOptions, HASH_CACHE_TTL_MS, DEFAULT_CELL_SEARCH, LOCAL_PROVIDER_CAP, sampleRank, type CellSearchOptions } from '../src/dht/cell-search.js';
+import { blockIndices, cellIndex, levels, type CellOptions } from '../src/dht/cells.js';
+import { answerComplete, candidatesFrom, cellSampleSeed, drawSample, LOCAL_PROVIDER_CAP, SampleScratch } from '../src/dht/cell-search.js';
 import { hash32, keepLeast } from './spatial.js';
 import { EventQueue } from './heap.js';
+import { CountQueue } from './count-queue.js';
 import type { FlatCoords } from './flat-coords.js';
-import { mergeOptions } from '../src/options.js';
+import { kadLookupMessages, MS_PER_MINUTE, overlayOptions, recordSchedule, type OverlayOptions } from './overlay-options.js';
 import { createRng, type Rng } from '../src/rng.js';
 
-export interface OverlayOptions {
-  cells: CellOptions;
-  /** Provider record lifetime, ms (live default: announce.ts). */
-  providerTtlMs: number;
-  /** The cell search's rules (cell-search.ts: denseAt, minCandidates). */
-  search: CellSearchOptions;
-  /** The Router's cell cache (cell-lookup.ts): an answer is served while
-   * younger than maxStaleMs and refreshed in the background once older than
-   * cacheTtlMs, ms. */
-  cacheTtlMs: number;
-  maxStaleMs: number;
-  /** How long the Router reuses a hash-routing lookup, ms. */
-  hashCacheTtlMs: number;
-  /** Model the manager holding some cells' records itself (with chance k/n
-   * per cell): its own store answers with its first LOCAL_PROVIDER_CAP records. */
-  ownStore: boolean;
-  /** Kademlia's α (queries in flight per round) and k (bucket size: a provide
-   * stores the record on the k closest nodes). kad-dht defaults. */
-  kadAlpha: number;
-  kadK: number;
-  /** Adaptive announcing (announce.ts): a crawler provides the coarsest level,
-   * and a finer one only while its finest announced cell is dense; false:
-   * every level (the model before session 9). */
-  adaptive: boolean;
-  /** Gap between a crawler's counts of its finest announced cell, ms (live: half the provider TTL). */
-  densityCheckMs: number;
-  /** Seeds the per-route sample salts (cell-search.ts providerSample). */
-  sampleSeed: number;
-}
-
-export const DEFAULT_OVERLAY_OPTIONS: Readonly<OverlayOptions> = Object.freeze({
-  cells: DEFAULT_CELLS,
-  providerTtlMs: DEFAULT_PROVIDER_TTL_MS,
-  search: DEFAULT_CELL_SEARCH,
-  cacheTtlMs: CELL_CACHE_TTL_MS,
-  maxStaleMs: CELL_MAX_STALE_MS,
-  hashCacheTtlMs: HASH_CACHE_TTL_MS,
-  ownStore: true,
-  kadAlpha: 3,
-  kadK: 20,
-  adaptive: true,
-  densityCheckMs: providerTiming(DEFAULT_PROVIDER_TTL_MS).thresholdMs,
-  sampleSeed: 0x73616d70,
-});
-
-export function overlayOptions(partial: Partial<OverlayOptions> = {}): OverlayOptions {
-  const o = mergeOptions('overlayOptions', DEFAULT_OVERLAY_OPTIONS, partial);
-  const bad = (m: string): never => {
-    throw new RangeError(`overlayOptions: ${m}`);
-  };
-  o.search = cellSearchOptions(o.search);
-  if (!(o.providerTtlMs > 0)) bad(`providerTtlMs must be > 0, got ${o.providerTtlMs}`);
-  if (!(o.cacheTtlMs >= 0)) bad(`cacheTtlMs must be >= 0, got ${o.cacheTtlMs}`);
-  if (!(o.maxStaleMs >= o.cacheTtlMs)) bad(`maxStaleMs must be >= cacheTtlMs, got ${o.maxStaleMs}`);
-  if (!(o.hashCacheTtlMs >= 0)) bad(`hashCacheTtlMs must be >= 0, got ${o.hashCacheTtlMs}`);
-  if (!(o.densityCheckMs > 0)) bad(`densityCheckMs must be > 0, got ${o.densityCheckMs}`);
-  if (!(Number.isInteger(o.kadAlpha) && o.kadAlpha >= 1 && Number.isInteger(o.kadK) && o.kadK >= 1)) bad('kadAlpha and kadK must be integers >= 1');
-  return o;
-}
-
-/** Messages of one Kademlia lookup among n nodes: ⌈log₂ n⌉ rounds of α queries. */
-export function kadLookupMessages(n: number, alpha: number): number {
-  return alpha * Math.ceil(Math.log2(Math.max(2, n)));
-}
-
-const MS_PER_MINUTE = 60_000;
+export { DEFAULT_OVERLAY_OPTIONS, kadLookupMessages, overlayOptions, recordSchedule, type OverlayOptions } from './overlay-options.js';
 
 /** Members per chunk of a cell's answer (each with its own bounding box). */
 const CHUNK = 16;
@@ -113,65 +49,6 @@ function zKey(p: FlatCoords, c: number, cells: CellOptions): number {
   return key;
 }
 
-/** The provider-record schedule of providerTiming, in simulated minutes. */
-export function recordSchedule(ttlMs: number): { reprovideEvery: number; visibleAfterLastProvide: number } {
-  const t = providerTiming(ttlMs);
-  // kad-dht checks its own records every checkMs and re-provides those within
-  // thresholdMs of expiry: with the check timer started at the first provide,
-  // a record is re-provided at the first check past validity − threshold.
-  const checksPerPeriod = Math.floor((t.validityMs - t.thresholdMs) / t.checkMs) + 1;
-  const reprovideEvery = (checksPerPeriod * t.checkMs) / MS_PER_MINUTE;
-  // A holder deletes an expired record at its next cleanup (uniform phase: half a cleanup interval on average).
-  const visibleAfterLastProvide = (t.validityMs + t.cleanupMs / 2) / MS_PER_MINUTE;
-  return { reprovideEvery, visibleAfterLastProvide };
-}
-
-/**
- * The density counts due, in time order. Every count is queued countEvery
- * after the moment it is queued (a join, or the count before), and those
- * moments come in time order (the engine's events, and counts made in time
- * order up to them), so the queue is first-in first-out: a ring, O(1) a count
- * (a heap cost a log n per count, and there are tens of millions at 10×).
- */
-class CountQueue {
-  private time = new Float64Array(1024);
-  private who = new Int32Array(1024);
-  private head = 0;
-  size = 0;
-
-  push(t: number, c: number): void {
-    const cap = this.time.length;
-    if (this.size === cap) {
-      const time = new Float64Array(cap * 2);
-      const who = new Int32Array(cap * 2);
-      for (let i = 0; i < this.size; i++) {
-        time[i] = this.time[(this.head + i) % cap]!;
-        who[i] = this.who[(this.head + i) % cap]!;
-      }
-      this.time = time;
-      this.who = who;
-      this.head = 0;
-    }
-    const last = this.size > 0 ? this.time[(this.head + this.size - 1) % this.time.length]! : -Infinity;
-    if (t < last) throw new Error(`overlay: density counts queued out of time order (${t} after ${last})`);
-    const i = (this.head + this.size) % this.time.length;
-    this.time[i] = t;
-    this.who[i] = c;
-    this.size++;
-  }
-
-  peekTime(): number {
-    return this.time[this.head]!;
-  }
-
-  pop(): number {
-    const c = this.who[this.head]!;
-    this.head = (this.head + 1) % this.time.length;
-    this.size--;
-    return c;
-  }
-}
-
 export class Overlay {
   readonly o: OverlayOptions;
   /** Levels in use, finest first (li = 0 is the finest; the search goes from L − 1 down). */
@@ -181,9 +58,11 @@ export class Overlay {
   private readonly B: number;
   private readonly C: number;
   private readonly dims: number;
-  /** Crawlers that ever sit in each cell: members[start[cell] .. start[cell + 1]). */
+  /** Crawlers that ever sit in each cell: members[start[cell] .. start[cell + 1]),
+   * in Z order (membersById: the same, by crawler index). */
   private readonly start: Int32Array;
   private readonly members: Int32Array;
+  private readonly membersById: Int32Array;
   /** Cell of crawler c at level index li: crawlerCell[c·L + li]. */
   private readonly crawlerCell: Int32Array;
   /** The search block of each host: blocks[(h·L + li)·B + j], −1 = none. */
@@ -220,9 +99,15 @@ export class Overlay {
   private readonly fetchedAt: Float64Array;
   /** Draws each search's sample salt (cell-search.ts providerSample: a fresh draw per route). */
   private readonly sampleRng: Rng;
-  /** Scratch for a cell's sample ranks, and its k least (search's `kth` is in use while a sample is drawn). */
-  private ranks = new Float64Array(64);
-  private sampleTop = new Float64Array(32);
+  /** The packed answer in the answer's order (by crawler index, as a record
+   * holder lists providers stored in join order): winOrder[start[cell] + p] is
+   * the slot of its p-th provider. A sample draws positions in this order. */
+  private readonly winOrder: Int32Array;
+  /** Scratch of build: each kept crawler's slot (slotOf[c], valid while slotMark[c] === buildStamp). */
+  private readonly slotOf: Int32Array;
+  private readonly slotMark: Int32Array;
+  private buildStamp = 0;
+  private readonly sampleScratch = new SampleScratch();
   /** Cells served from the cache past their TTL in this search: refreshed once it is done. */
   private readonly refresh: Int32Array;
   private refreshing = 0;
@@ -336,6 +221,7 @@ export class Overlay {
     this.members = new Int32Array(this.crawlerCell.length);
     const fillAt = Int32Array.from(count);
     for (let c = 0; c < C; c++) for (let li = 0; li < L; li++) this.members[fillAt[this.crawlerCell[c * L + li]!]!++] = c;
+    this.membersById = this.members.slice();
     const z = new Float64Array(C);
     for (let c = 0; c < C; c++) z[c] = zKey(crawlers, c, cellOpts);
     for (let cell = 0; cell < nCells; cell++) {
@@ -350,6 +236,9 @@ export class Overlay {
     this.chunkMinHeight = new Float64Array(chunks);
     const slots = this.members.length;
     this.winIds = new Int32Array(slots);
+    this.winOrder = new Int32Array(slots);
+    this.slotOf = new Int32Array(C);
+    this.slotMark = new Int32Array(C);
     this.winVec = new Float64Array(slots * this.dims);
     this.winHeight = new Float64Array(slots);
     this.winCount = new Int32Array(nCells);
@@ -659,10 +548,18 @@ export class Overlay {
       for (let w = a0; w < a0 + got; w++) if (keep.has(this.winIds[w]!)) this.winIds[a0 + k++] = this.winIds[w]!;
       got = k;
     }
+    const stamp = ++this.buildStamp;
     for (let w = a0; w < a0 + got; w++) {
       const c = this.winIds[w]!;
       for (let a = 0; a < d; a++) this.winVec[w * d + a] = this.crawlers.vec[c * d + a]!;
       this.winHeight[w] = this.crawlers.height[c]!;
+      this.slotOf[c] = w;
+      this.slotMark[c] = stamp;
+    }
+    let p = a0;
+    for (let i = a0; i < end; i++) {
+      const c = this.membersById[i]!;
+      if (this.slotMark[c] === stamp) this.winOrder[p++] = this.slotOf[c]!;
     }
     // A bounding box and least height per chunk.
     const q0 = this.chunkStart[cell]!;
@@ -687,29 +584,6 @@ export class Overlay {
     this.winLen[cell] = got;
     this.winBuilt[cell] = 1;
     this.builtChanges[cell] = this.changes[cell]!;
-  }
-
-  /** This search's provider sample of `cell`'s packed answer (cell-search.ts
-   * providerSample): ranks[i] for its i-th member, and the greatest rank kept
-   * (the perCell-th least; Infinity when the answer holds no more than perCell). */
-  private sampleCut(cell: number, salt: number): number {
-    const k = this.o.search.perCell;
-    const got = this.winLen[cell]!;
-    if (got <= k) return Infinity;
-    const a0 = this.start[cell]!;
-    if (this.ranks.length < got) this.ranks = new Float64Array(2 * got);
-    if (this.sampleTop.length < k) this.sampleTop = new Float64Array(k);
-    const ranks = this.ranks;
-    // The k least ranks, kept sorted as they come (a full sort cost 3× as much).
-    const top = this.sampleTop;
-    let tops = 0;
-    for (let i = 0; i < got; i++) {
-      const r = sampleRank(this.winIds[a0 + i]!, salt);
-      ranks[i] = r;
-      tops = keepLeast(top, tops, k, r);
-    }
-    // Ranks are distinct (hash32 is a bijection and the crawlers differ): exactly k pass.
-    return top[k - 1]!;
   }
 
   /** A lower bound on the predicted RTT from host h to any member of chunk q. */
@@ -783,6 +657,8 @@ export class Overlay {
     const wv = this.winVec;
     const wh = this.winHeight;
     const ids = this.winIds;
+    const order = this.winOrder;
+    const perCell = this.o.search.perCell;
     const seen = this.seen;
     const online = this.online;
     let stale = 0;
@@ -810,38 +686,44 @@ export class Overlay {
         const a0 = this.start[cell]!;
         const len = this.winLen[cell]!;
         const q0 = this.chunkStart[cell]!;
-        const sampleCut = this.sampleCut(cell, salt);
-        const ranks = this.ranks;
-        for (let q = 0; q * CHUNK < len; q++) {
-          if (cut < Infinity && this.chunkBound(q0 + q, h) > cut) continue;
-          const w0 = a0 + q * CHUNK;
-          const w1 = Math.min(a0 + len, w0 + CHUNK);
-          for (let w = w0; w < w1; w++) {
-            // Outside this route's sample of the cell (a coarser level's sample may still hold it).
-            if (ranks[w - a0]! > sampleCut) continue;
-            const c = ids[w]!;
-            if (seen[c] === stamp) continue;
-            seen[c] = stamp;
-            if (!online[c]) {
-              stale++;
+        // A dense answer: this route's sample of it (cell-search.ts providerSample),
+        // perCell positions in the answer's order; else every member, chunk by chunk.
+        const sampled = len > perCell;
+        if (sampled) drawSample(len, perCell, cellSampleSeed(salt, this.levels[li]!, j), this.sampleScratch);
+        const picked = this.sampleScratch.picked;
+        const m = sampled ? perCell : len;
+        for (let i = 0; i < m; i++) {
+          let w: number;
+          if (sampled) w = order[a0 + picked[i]!]!;
+          else {
+            w = a0 + i;
+            if ((i & (CHUNK - 1)) === 0 && cut < Infinity && this.chunkBound(q0 + i / CHUNK, h) > cut) {
+              i += CHUNK - 1;
               continue;
             }
-            // predictRttAt, written out for the usual two dimensions (the same sums in the same order).
-            let r: number;
-            if (two) {
-              const e0 = h0 - wv[w * 2]!;
-              const e1 = h1 - wv[w * 2 + 1]!;
-              r = Math.sqrt(e0 * e0 + e1 * e1) + hh + wh[w]!;
-            } else r = predictRttAt(hv, hi, hh, wv, w * d, wh[w]!, d);
-            if (r > cut) continue;
-            out[n] = c;
-            rtt[n] = r;
-            n++;
-            if (keep !== undefined) {
-              if (r < nearest) nearest = r;
-              tops = keepLeast(top, tops, keep.k, r);
-              cut = Math.max(keep.spill * nearest, tops === keep.k ? top[keep.k - 1]! : Infinity);
-            }
+          }
+          const c = ids[w]!;
+          if (seen[c] === stamp) continue;
+          seen[c] = stamp;
+          if (!online[c]) {
+            stale++;
+            continue;
+          }
+          // predictRttAt, written out for the usual two dimensions (the same sums in the same order).
+          let r: number;
+          if (two) {
+            const e0 = h0 - wv[w * 2]!;
+            const e1 = h1 - wv[w * 2 + 1]!;
+            r = Math.sqrt(e0 * e0 + e1 * e1) + hh + wh[w]!;
+          } else r = predictRttAt(hv, hi, hh, wv, w * d, wh[w]!, d);
+          if (r > cut) continue;
+          out[n] = c;
+          rtt[n] = r;
+          n++;
+          if (keep !== undefined) {
+            if (r < nearest) nearest = r;
+            tops = keepLeast(top, tops, keep.k, r);
+            cut = Math.max(keep.spill * nearest, tops === keep.k ? top[keep.k - 1]! : Infinity);
           }
         }
       }

@@ -26,15 +26,19 @@
 // sparse one. (Session 9 first drew 20, kad-dht's k: in crowded cells the draw
 // often left out the nearest crawlers — at 10x the simulator's p90 stretch
 // rose from 1.44x to 1.66x the oracle's, and the identity runs lost 10 % of
-// IIR's tasks; the lead set 64.) Which ones: a uniform
-// pseudo-random draw, fresh for every route — the K providers whose
-// hash32(key, salt) is least, `salt` drawn once per route (live: router.ts,
-// from node:crypto; the simulator from a seeded Rng), `key` a 32-bit hash of
-// the provider (live: FNV-1a of its peer id; the simulator: its index). No
-// region, age or peer id is favoured, and consecutive routes into one dense
-// cell see different samples, so its tasks spread over all its crawlers. (A
-// draw per cached answer, held for its 30 s, sent all of a cell's tasks to the
-// same 20 meanwhile: 14 % fewer tasks completed at paper scale, docs/sim.md.)
+// IIR's tasks; the lead set 64.) Which ones: a uniform pseudo-random draw of
+// perCell positions of the answer, fresh for every route — Floyd's algorithm
+// (drawSample: perCell draws, however large the cell), seeded by
+// cellSampleSeed from the route's `salt` (drawn once per route — live:
+// router.ts, from node:crypto; the simulator from a seeded Rng), the level and
+// the cell's place in the block. The draw reads no peer id, so no region, age
+// or id is favoured and none can be ground to be kept; consecutive routes into
+// one dense cell see different samples, so its tasks spread over all its
+// crawlers. (A draw per cached answer, held for its 30 s, sent all of a cell's
+// tasks to the same 20 meanwhile: 14 % fewer tasks completed at paper scale,
+// docs/sim.md. Until session 10 the draw kept the perCell least
+// hash32(provider key, salt): the same distribution, but it hashed every
+// provider of the cell on every route.)
 // The draw ignores the host: the Router's ranking chooses among the sample.
 
 import { DEFAULT_DENSE_CELL, levels, type CellOptions } from './cells.js';
@@ -108,30 +112,79 @@ export function candidatesFrom(providersPerLevel: ArrayLike<number>, o: CellSear
   return i;
 }
 
-/** A provider's 32-bit sample key from its peer id (FNV-1a of the string). */
-export function peerSampleKey(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) {
-    h ^= id.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
+/** The seed of one cell's sample in one route: the route's salt mixed with
+ * the level and the cell's place in its block, so the cells of one route draw
+ * independently and the live Router and the simulator, reading the same block
+ * in the same order, draw alike without sharing a random stream. */
+export function cellSampleSeed(salt: number, level: number, slot: number): number {
+  return hash32(level * 1024 + slot, salt);
 }
 
-/** A provider's place in the sample drawn with `salt`: the least perCell are kept. */
-export function sampleRank(key: number, salt: number): number {
-  return hash32(key, salt);
+/** The i-th 32-bit draw of a sample's stream: splitmix32 (a Weyl sequence
+ * through murmur3's finaliser) from the cell's seed. */
+function sampleBits(seed: number, i: number): number {
+  let z = (seed + Math.imul(i + 1, 0x9e3779b9)) >>> 0;
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+  return (z ^ (z >>> 16)) >>> 0;
+}
+
+/** Scratch for drawSample, reused across draws (the simulator draws millions). */
+export class SampleScratch {
+  /** The positions drawn (in draw order). */
+  picked = new Int32Array(64);
+  private mark = new Int32Array(64);
+  private stamp = 0;
+
+  /** Starts a draw over n positions of k: room for both, and a fresh mark. */
+  begin(n: number, k: number): void {
+    if (this.picked.length < k) this.picked = new Int32Array(k);
+    if (this.mark.length < n) {
+      this.mark = new Int32Array(Math.max(n, 2 * this.mark.length));
+      this.stamp = 0;
+    }
+    this.stamp++;
+    if (this.stamp === 0x7fffffff) {
+      this.mark.fill(0);
+      this.stamp = 1;
+    }
+  }
+
+  /** Marks position p; false when it was already drawn in this draw. */
+  take(p: number): boolean {
+    if (this.mark[p] === this.stamp) return false;
+    this.mark[p] = this.stamp;
+    return true;
+  }
+}
+
+/**
+ * k distinct positions of [0, n) (k < n), every k-subset equally likely:
+ * Floyd's algorithm, k draws whatever n (hashing every provider of a dense
+ * cell cost n per route — 2 558 at 10x). Written to scratch.picked[0 .. k).
+ * The draw looks at no provider, so no peer id can be ground to be kept.
+ */
+export function drawSample(n: number, k: number, seed: number, scratch: SampleScratch): void {
+  scratch.begin(n, k);
+  const picked = scratch.picked;
+  for (let i = 0, j = n - k; j < n; i++, j++) {
+    // Uniform in [0, j] (the bias of a 32-bit draw is below (j + 1) / 2^32).
+    const t = Math.floor((sampleBits(seed, i) / 4294967296) * (j + 1));
+    if (scratch.take(t)) picked[i] = t;
+    else {
+      // t was drawn before: take j, which no earlier step could reach.
+      scratch.take(j);
+      picked[i] = j;
+    }
+  }
 }
 
 /** The candidates of one cell's answer: every provider when at most perCell,
- * else the perCell of least sampleRank(key, salt), in the answer's order. */
-export function providerSample<T>(ids: readonly T[], key: (id: T) => number, salt: number, perCell: number): T[] {
+ * else a uniform sample of perCell (drawSample with `seed`), in the answer's order. */
+export function providerSample<T>(ids: readonly T[], perCell: number, seed: number, scratch = new SampleScratch()): T[] {
   if (ids.length <= perCell) return [...ids];
-  const kept = ids
-    .map((id, i) => ({ i, r: sampleRank(key(id), salt) }))
-    .sort((a, b) => a.r - b.r || a.i - b.i)
-    .slice(0, perCell)
-    .map((x) => x.i)
-    .sort((a, b) => a - b);
-  return kept.map((i) => ids[i]!);
+  drawSample(ids.length, perCell, seed, scratch);
+  return Array.from(scratch.picked.subarray(0, perCell))
+    .sort((a, b) => a - b)
+    .map((p) => ids[p]!);
 }

@@ -24,7 +24,7 @@ import type { Coordinate } from '../coords/index.js';
 import type { Rng } from '../rng.js';
 import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
 import { CellLookup } from './cell-lookup.js';
-import { candidatesFrom, cellSearchOptions, HASH_CACHE_TTL_MS, levelStops, peerSampleKey, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
+import { candidatesFrom, cellSearchOptions, HASH_CACHE_TTL_MS, levelStops, cellSampleSeed, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
 import { placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
@@ -48,8 +48,6 @@ export interface RouterOptions {
   /** At most this many providers of one cell's answer become candidates, a
    * uniform sample drawn afresh for every route (cell-search.ts providerSample). */
   perCell?: number;
-  /** A provider's sample key from its peer id (default: cell-search.ts peerSampleKey). */
-  sampleKey?: (id: string) => number;
   /** Draws each route's sample salt (default: node:crypto, unpredictable, so no
    * crawler can grind a peer id that every sample keeps). */
   rng?: Rng;
@@ -169,9 +167,8 @@ export class Router {
       fetched += block.filter((cell) => !this.cellLookup.cached(cell)).length;
       const answers = await Promise.all(block.map((cell) => this.cellLookup.providers(cell)));
       const ids = new Map<string, string[]>();
-      const key = this.o.sampleKey ?? peerSampleKey;
       for (const [i, a] of answers.entries()) {
-        for (const id of providerSample(a.ids, key, salt, this.search.perCell)) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
+        for (const id of providerSample(a.ids, this.search.perCell, cellSampleSeed(salt, level, i))) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
       }
       perLevel.push(ids);
       if (ids.size > 0) finest = level;

@@ -2,7 +2,7 @@
 // the same provider records give the same candidates in both.
 import { describe, expect, it } from 'vitest';
 import { announceCells, type Cell } from '../../src/dht/cells.js';
-import { answerComplete, candidatesFrom, cellSearchOptions, levelStops, peerSampleKey, providerSample, searchLevels } from '../../src/dht/cell-search.js';
+import { answerComplete, candidatesFrom, cellSampleSeed, cellSearchOptions, drawSample, levelStops, providerSample, SampleScratch, searchLevels } from '../../src/dht/cell-search.js';
 import { DEFAULT_CELLS } from '../../src/dht/cells.js';
 import { PeerTable } from '../../src/dht/peers.js';
 import { Router } from '../../src/dht/router.js';
@@ -27,21 +27,48 @@ describe('cell search rules', () => {
     expect(() => cellSearchOptions({ perCell: 0 })).toThrow(/perCell/);
   });
 
-  it('a bounded sample per cell: at most perCell, in the answer\'s order, a fresh uniform draw per salt', () => {
+  it('a bounded sample per cell: at most perCell, in the answer\'s order, a fresh uniform draw per seed', () => {
     const ids = Array.from({ length: 100 }, (_, i) => `peer-${i}`);
-    expect(providerSample(ids.slice(0, 20), peerSampleKey, 7, 20)).toEqual(ids.slice(0, 20));
-    const one = providerSample(ids, peerSampleKey, 7, 20);
+    expect(providerSample(ids.slice(0, 20), 20, 7)).toEqual(ids.slice(0, 20));
+    const one = providerSample(ids, 20, 7);
     expect(one).toHaveLength(20);
+    expect(new Set(one).size).toBe(20);
     expect(one).toEqual(ids.filter((id) => one.includes(id)));
-    expect(providerSample(ids, peerSampleKey, 7, 20)).toEqual(one);
-    expect(providerSample(ids, peerSampleKey, 8, 20)).not.toEqual(one);
-    // Over 2 000 draws each provider is kept about 20 % of the time, early or late in the list alike.
+    expect(providerSample(ids, 20, 7)).toEqual(one);
+    expect(providerSample(ids, 20, 8)).not.toEqual(one);
+    // The draw reads no id: other names in the same places are kept in the same places (nothing to grind).
+    const renamed = ids.map((id) => `${id}-ground`);
+    expect(providerSample(renamed, 20, 7)).toEqual(one.map((id) => `${id}-ground`));
+    // Over 2 000 routes each provider is kept about 20 % of the time, early or late in the list alike.
     const kept = new Array<number>(100).fill(0);
-    for (let salt = 0; salt < 2000; salt++) for (const id of providerSample(ids, peerSampleKey, salt, 20)) kept[Number(id.slice(5))]!++;
+    for (let salt = 0; salt < 2000; salt++) for (const id of providerSample(ids, 20, cellSampleSeed(salt, 8, 0))) kept[Number(id.slice(5))]!++;
     expect(Math.min(...kept)).toBeGreaterThan(300);
     expect(Math.max(...kept)).toBeLessThan(500);
     const firstHalf = kept.slice(0, 50).reduce((a, b) => a + b, 0);
     expect(Math.abs(firstHalf - 20_000)).toBeLessThan(1000);
+    // The cells of one route draw apart: two slots of one salt keep different providers.
+    expect(providerSample(ids, 20, cellSampleSeed(3, 8, 0))).not.toEqual(providerSample(ids, 20, cellSampleSeed(3, 8, 1)));
+  });
+
+  it('drawSample (Floyd): k distinct positions, every k-subset equally likely', () => {
+    // 2 of 5: ten subsets, each 1/10 of 20 000 draws (2 000, sd ≈ 42); a draw
+    // that favoured early or late positions, or repeated one, would miss.
+    const scratch = new SampleScratch();
+    const counts = new Map<string, number>();
+    for (let seed = 0; seed < 20_000; seed++) {
+      drawSample(5, 2, cellSampleSeed(seed, 4, 2), scratch);
+      const [a, b] = [scratch.picked[0]!, scratch.picked[1]!].sort((x, y) => x - y);
+      counts.set(`${a},${b}`, (counts.get(`${a},${b}`) ?? 0) + 1);
+    }
+    // Only the ten pairs of distinct positions in [0, 5) occur.
+    const pairs = [...counts.keys()].map((k) => k.split(',').map(Number) as [number, number]);
+    expect(pairs.every(([a, b]) => a >= 0 && a < b && b < 5)).toBe(true);
+    expect(counts.size).toBe(10);
+    for (const c of counts.values()) expect(Math.abs(c - 2000)).toBeLessThan(200);
+    // A large cell: 64 distinct positions of 2 558, reusing the scratch.
+    drawSample(2558, 64, 99, scratch);
+    expect(new Set(scratch.picked.subarray(0, 64)).size).toBe(64);
+    expect(Math.max(...scratch.picked.subarray(0, 64))).toBeLessThan(2558);
   });
 });
 
@@ -74,9 +101,7 @@ describe('the live Router and the simulator search alike', () => {
         for (const cell of announceCells({ vec: xy })) records.set(cell.name, [...(records.get(cell.name) ?? []), id]);
         peers.note(id, { coord: { vec: Float64Array.from(xy), height: 3, error: 0.2 }, crawler: true });
       });
-      // The sample's key: the simulator's crawler index (live: a hash of the peer id).
-      const sampleKey = (id: string): number => Number(id.slice('crawler-'.length));
-      const live = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: {} as never, denseCell: rules.denseAt, minCandidates: rules.minCandidates, perCell: rules.perCell, sampleKey, rng: createRng(5) });
+      const live = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: {} as never, denseCell: rules.denseAt, minCandidates: rules.minCandidates, perCell: rules.perCell, rng: createRng(5) });
       // Every crawler announces every level here (adaptive announcing off), as the records above.
       const sim = new Overlay(flat(hosts), flat(crawlers), { search: rules, ownStore: false, adaptive: false, sampleSeed: 5 });
       // A CellLookup whose every answer is a record holder's whole list (as kad-dht's remote holders answer);
