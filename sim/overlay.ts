@@ -81,8 +81,9 @@ export class Overlay {
    * providers and whether it was complete (or cut to the manager's own first
    * LOCAL_PROVIDER_CAP: winCut). Its members are packed from start[cell] on
    * (crawler ids, coordinates, heights; winLen of them) only when a search
-   * reads them (winBuilt), in the cell's spatial order, with a bounding box
-   * and least height per chunk of CHUNK, so a search skips chunks beyond its cut.
+   * reads them (winBuilt), in the cell's spatial order. An answer read whole
+   * (no more than perCell) gets a bounding box and least height per chunk of
+   * CHUNK, so a search skips chunks beyond its cut; a sampled one gets winOrder.
    */
   private readonly winIds: Int32Array;
   private readonly winVec: Float64Array;
@@ -99,7 +100,7 @@ export class Overlay {
   private readonly fetchedAt: Float64Array;
   /** Draws each search's sample salt (cell-search.ts providerSample: a fresh draw per route). */
   private readonly sampleRng: Rng;
-  /** The packed answer in the answer's order (by crawler index, as a record
+  /** A sampled answer in the answer's order (by crawler index, as a record
    * holder lists providers stored in join order): winOrder[start[cell] + p] is
    * the slot of its p-th provider. A sample draws positions in this order. */
   private readonly winOrder: Int32Array;
@@ -548,11 +549,26 @@ export class Overlay {
       for (let w = a0; w < a0 + got; w++) if (keep.has(this.winIds[w]!)) this.winIds[a0 + k++] = this.winIds[w]!;
       got = k;
     }
-    const stamp = ++this.buildStamp;
     for (let w = a0; w < a0 + got; w++) {
       const c = this.winIds[w]!;
       for (let a = 0; a < d; a++) this.winVec[w * d + a] = this.crawlers.vec[c * d + a]!;
       this.winHeight[w] = this.crawlers.height[c]!;
+    }
+    // A sampled answer is read at drawn positions (winOrder); a whole one chunk by chunk.
+    if (got > this.o.search.perCell) this.orderById(cell, got);
+    else this.chunkBoxes(cell, got);
+    this.winLen[cell] = got;
+    this.winBuilt[cell] = 1;
+    this.builtChanges[cell] = this.changes[cell]!;
+  }
+
+  /** winOrder of `cell`'s packed answer (its `got` members): their slots by crawler index. */
+  private orderById(cell: number, got: number): void {
+    const a0 = this.start[cell]!;
+    const end = this.start[cell + 1]!;
+    const stamp = ++this.buildStamp;
+    for (let w = a0; w < a0 + got; w++) {
+      const c = this.winIds[w]!;
       this.slotOf[c] = w;
       this.slotMark[c] = stamp;
     }
@@ -561,7 +577,12 @@ export class Overlay {
       const c = this.membersById[i]!;
       if (this.slotMark[c] === stamp) this.winOrder[p++] = this.slotOf[c]!;
     }
-    // A bounding box and least height per chunk.
+  }
+
+  /** A bounding box and least height per chunk of `cell`'s packed answer (its `got` members). */
+  private chunkBoxes(cell: number, got: number): void {
+    const d = this.dims;
+    const a0 = this.start[cell]!;
     const q0 = this.chunkStart[cell]!;
     for (let q = 0; q * CHUNK < got; q++) {
       const w0 = a0 + q * CHUNK;
@@ -581,9 +602,6 @@ export class Overlay {
         this.chunkHi[(q0 + q) * d + a] = hi;
       }
     }
-    this.winLen[cell] = got;
-    this.winBuilt[cell] = 1;
-    this.builtChanges[cell] = this.changes[cell]!;
   }
 
   /** A lower bound on the predicted RTT from host h to any member of chunk q. */
