@@ -242,6 +242,13 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   // Per class: routes, the RTT given up (chosen − oracle's crawler, ms, summed)
   // and the stretch p90 had those routes gone to the oracle's crawler.
   const classes = ['missedNotAnnounced', 'missedOutsideBlock', 'missedInBlock', 'rankedLowerByManagerCoords', 'rankedLowerByPolicy', 'retried'] as const;
+  // missedInBlock, split by why (#18, session 10): the router's cached answers
+  // for the block's cells name the oracle's crawler (so the router dropped it:
+  // marked down, refused by the overlay check, or left out of a sample), or
+  // none does (the holders' lists lack it: partial lists, or its announced cell
+  // at that level is not the one its current coordinate lies in).
+  const inBlock = { listedButDown: 0, listedOther: 0, unlisted: 0 };
+  let confirmQueries = 0;
   type Cls = (typeof classes)[number];
   const byClass = new Map<Cls, { routes: number; extraMs: number }>(classes.map((c) => [c, { routes: 0, extraMs: 0 }]));
   const routed: { stretch: number; oracleStretch: number; cls?: Cls }[] = [];
@@ -281,8 +288,14 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
           why.missed++;
           const level = r.level >= 0 ? r.level : DEFAULT_CELLS.minLevel;
           const own = cellAt(net.coord(oi), level).name;
+          const block = blockAround(hc, level);
           if (net.announcements(oi) === 0) cls = 'missedNotAnnounced';
-          else cls = blockAround(hc, level).some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
+          else cls = block.some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
+          if (cls === 'missedInBlock') {
+            if (!block.some((c) => net.manager.router.cellLookup.peek(c)?.ids.includes(oid) === true)) inBlock.unlisted++;
+            else if (table.get(oid)?.down === true) inBlock.listedButDown++;
+            else inBlock.listedOther++;
+          }
         } else {
           why.staleRank++;
           const mine = table.get(r.chosen)?.coord;
@@ -299,6 +312,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
       }
       if (!hash) routed.push({ stretch: net.rtt(o.h, net.index[i]!) / best.rtt, oracleStretch: net.rtt(o.h, net.index[oi]!) / best.rtt, cls });
       if (!hash) {
+        confirmQueries += r.confirmQueries ?? 0;
         candidates.push(r.candidates);
         levels[r.level] = (levels[r.level] ?? 0) + 1;
         ((r.cellsFetched ?? 0) > 0 ? fetchedMs : cachedMs).push(ms);
@@ -321,6 +335,8 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
     ...why,
     unlikeOracle: Object.fromEntries(classes.map((c) => [c, { routes: byClass.get(c)!.routes, extraMsSum: Math.round(byClass.get(c)!.extraMs), stretchP90IfOracle: hash ? undefined : p90If(c) }])),
     managerCopyDriftMsMedian: quantileSorted(coordDriftMs, 0.5),
+    missedInBlockWhy: inBlock,
+    confirmQueriesPerTask: confirmQueries / Math.max(1, latency.length),
     candidatesMedian: quantileSorted(candidates, 0.5),
     candidatesP10: quantileSorted(candidates, 0.1),
     levels,

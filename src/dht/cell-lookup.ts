@@ -87,6 +87,12 @@ export class CellLookup {
     return e?.value !== undefined && performance.now() - e.at < (this.o.maxStaleMs ?? CELL_MAX_STALE_MS);
   }
 
+  /** The answer the cache holds for `cell`, if any, without fetching or
+   * refreshing it (for diagnosis: which providers did the router see). */
+  peek(cell: Cell): CellProviders | undefined {
+    return this.entries.get(cell.name)?.value;
+  }
+
   /** Forgets every answer (e.g. after the network changed). */
   clear(): void {
     this.entries.clear();

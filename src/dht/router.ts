@@ -56,6 +56,16 @@ export interface RouterOptions {
   /** Peer coordinates older than this are not ranked on: the route asks for a
    * fresh one first, ms (default 180 000). */
   maxStaleMs?: number;
+  /** Before a route commits, the top this many candidates (after ranking on
+   * the copies) are asked for their current coordinate and load when their copy
+   * is older than `confirmFreshMs` — at most 2 × this many info queries a route,
+   * in two rounds (default 8; 0: off, rank on the copies as they are). */
+  confirmTop?: number;
+  /** A copy younger than this counts as current: not asked again, ms (default 10 000). */
+  confirmFreshMs?: number;
+  /** Longest a route waits for those answers, ms (default 250): later ones
+   * still update the copies, for the next route. */
+  confirmWaitMs?: number;
   /** Weight of load against distance: score = rtt × (1 + loadWeight × load fraction)
    * (the placement policy's loadWeight). */
   loadWeight?: number;
@@ -85,6 +95,8 @@ export interface RouteResult {
   level: number;
   /** Cells whose providers the route waited for (not cached: a DHT lookup). */
   cellsFetched?: number;
+  /** Info queries this route started to confirm its top candidates' coordinates. */
+  confirmQueries?: number;
   /** The candidates as ranked, best first (for the benchmark's diagnosis). */
   ranked?: string[];
   reason?: string;
@@ -102,6 +114,9 @@ export interface RouteOptions {
 
 /** Info queries in flight at once while a route waits for unknown candidates. */
 const INFO_CONCURRENCY = 16;
+export const DEFAULT_CONFIRM_TOP = 8;
+export const DEFAULT_CONFIRM_FRESH_MS = 10_000;
+export const DEFAULT_CONFIRM_WAIT_MS = 250;
 
 interface CacheEntry {
   at: number;
@@ -116,8 +131,11 @@ export class Router {
   readonly cellLookup: CellLookup;
   /** The cell search's rules (cell-search.ts). */
   readonly search: CellSearchOptions;
-  /** Peers whose info is being refreshed in the background. */
-  private readonly refreshing = new Set<string>();
+  /** Info queries in flight, by peer: a route that needs the same peer's
+   * coordinate waits for the query already asked instead of asking again. */
+  private readonly asking = new Map<string, Promise<void>>();
+  /** Info queries started to confirm top candidates (a figure for the benchmark). */
+  confirmQueries = 0;
 
   constructor(opts: RouterOptions) {
     this.o = opts;
@@ -233,15 +251,61 @@ export class Router {
       const p = this.o.peers.get(id);
       const age = now - (p?.coordAt ?? -Infinity);
       if (p === undefined || p.coord === undefined || age >= tooOld) unknown.push(id);
-      else if (age >= stale && !this.refreshing.has(id)) {
-        this.refreshing.add(id);
-        void this.askInfo(id).finally(() => this.refreshing.delete(id));
-      }
+      else if (age >= stale) void this.ask(id).done;
     }
     for (let i = 0; i < unknown.length; i += INFO_CONCURRENCY) {
-      await Promise.all(unknown.slice(i, i + INFO_CONCURRENCY).map((id) => this.askInfo(id)));
+      await Promise.all(unknown.slice(i, i + INFO_CONCURRENCY).map((id) => this.ask(id).done));
     }
     return ids.map((id) => this.o.peers.get(id)).filter((p): p is PeerState => p !== undefined && p.crawler && !p.down);
+  }
+
+  /** One info query per peer at a time: a second caller waits for the one in
+   * flight (`started` false: it cost no message). */
+  private ask(id: string): { done: Promise<void>; started: boolean } {
+    const inflight = this.asking.get(id);
+    if (inflight !== undefined) return { done: inflight, started: false };
+    const done = this.askInfo(id).finally(() => this.asking.delete(id));
+    this.asking.set(id, done);
+    return { done, started: true };
+  }
+
+  /** The ranking confirmed on current coordinates (the stale-copy fix of #18):
+   * the copies of coordinates the router holds lag the crawlers' own by up to
+   * `staleMs` (a median 3.6 ms at 100 nodes, enough to put another crawler
+   * first in a quarter of the routes), so before committing, the top
+   * `confirmTop` of the ranking whose copies are older than `confirmFreshMs`
+   * are asked for their current coordinate and load, at once; the ranking is
+   * redone and, once more, the newcomers to its top are asked. Bounded: at most
+   * 2 × confirmTop queries (fewer when copies are fresh or a query is already
+   * in flight), and at most `confirmWaitMs` of waiting — whatever answers later
+   * updates the copies for the next route. */
+  private async confirm(live: PeerState[], c: Coordinate): Promise<{ ranked: PeerState[]; queries: number }> {
+    let ranked = this.rank(live, c);
+    const top = this.o.confirmTop ?? DEFAULT_CONFIRM_TOP;
+    if (top <= 0) return { ranked, queries: 0 };
+    const fresh = this.o.confirmFreshMs ?? DEFAULT_CONFIRM_FRESH_MS;
+    const deadline = performance.now() + (this.o.confirmWaitMs ?? DEFAULT_CONFIRM_WAIT_MS);
+    const asked = new Set<string>();
+    let queries = 0;
+    for (let round = 0; round < 2; round++) {
+      const now = performance.now();
+      const todo = ranked.slice(0, top).filter((p) => !asked.has(p.id) && now - (p.coordAt ?? -Infinity) >= fresh);
+      if (todo.length === 0 || now >= deadline) break;
+      const waits = todo.map((p) => {
+        asked.add(p.id);
+        const w = this.ask(p.id);
+        if (w.started) queries++;
+        return w.done;
+      });
+      await untilOr(Promise.all(waits), deadline - now);
+      // PeerTable.note updates the states in place; one that failed is down now.
+      ranked = this.rank(
+        live.filter((p) => !p.down),
+        c,
+      );
+    }
+    this.confirmQueries += queries;
+    return { ranked, queries };
   }
 
   /** One info query; the coordinate service records what it learns. */
@@ -267,6 +331,7 @@ export class Router {
     let level = -1;
     let candidates: number;
     let cellsFetched = 0;
+    let confirmQueries = 0;
     if (order.hostCoord !== undefined && opts.hash !== true) {
       const c = fromWireCoord(order.hostCoord);
       const found = await this.lookup(c, exclude);
@@ -278,7 +343,9 @@ export class Router {
         live = this.o.peers.crawlers().filter((p) => !exclude.has(p.id) && p.id !== this.o.libp2p.peerId.toString() && this.o.overlay?.admit(p.id, []) !== false);
       }
       candidates = live.length;
-      ordered = this.rank(live, c).map((p) => p.id);
+      const confirmed = await this.confirm(live, c);
+      confirmQueries = confirmed.queries;
+      ordered = confirmed.ranked.map((p) => p.id);
     } else {
       const ids = (await this.hashCandidates(order.host)).filter((id) => !exclude.has(id));
       const live = new Set((await this.refresh(ids)).map((p) => p.id));
@@ -286,7 +353,7 @@ export class Router {
       candidates = ordered.length;
     }
     if (ordered.length === 0) return { status: 'no-crawler', attempts: 0, candidates: 0, level, cellsFetched };
-    const info = { candidates, level, cellsFetched, ranked: ordered };
+    const info = { candidates, level, cellsFetched, confirmQueries, ranked: ordered };
     let attempts = 0;
     let last: TaskReply | undefined;
     for (const id of ordered.slice(0, this.policy.maxAttempts)) {
@@ -310,6 +377,13 @@ export class Router {
     }
     return { status: last?.status ?? 'no-crawler', attempts, ...info, reason: last?.reason };
   }
+}
+
+/** Resolves when `p` settles or after `ms`, whichever is first (never rejects). */
+async function untilOr(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, ms))))]);
+  clearTimeout(timer);
 }
 
 function sha256(b: Uint8Array): Buffer {

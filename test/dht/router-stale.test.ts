@@ -21,15 +21,12 @@ describe('Router coordinate copies', () => {
         return { coord: toWireCoord(at(10)), crawler: true };
       },
     };
-    const router = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: coords as never, maxStaleMs: 20, staleMs: 10 });
+    const router = new Router({ libp2p: { peerId: { toString: () => 'manager' } } as never, peers, coords: coords as never, maxStaleMs: 20_000, staleMs: 10_000 });
     router.cellLookup.providers = () => Promise.resolve({ ids: ['crawler-1'], complete: answerComplete(1, true, router.search) });
     router.cellLookup.cached = () => true;
-    // Wait (bounded) until the copy is older than maxStaleMs, while task replies keep bringing load.
-    const t0 = performance.now();
-    while (performance.now() - t0 < 40) {
-      peers.note('crawler-1', { load: { running: 0, queued: 0, free: 4 } });
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    // The copy was learned 30 s ago (older than maxStaleMs); task replies keep bringing load since.
+    peers.get('crawler-1')!.coordAt = performance.now() - 30_000;
+    for (let i = 0; i < 5; i++) peers.note('crawler-1', { load: { running: 0, queued: 0, free: 4 } });
     const found = await router.lookup(at(0));
     expect(asked).toEqual(['crawler-1']);
     expect(found.states.map((p) => p.coord!.vec[0])).toEqual([10]);
