@@ -247,7 +247,12 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   // marked down, refused by the overlay check, or left out of a sample), or
   // none does (the holders' lists lack it: partial lists, or its announced cell
   // at that level is not the one its current coordinate lies in).
-  const inBlock = { listedButDown: 0, listedOther: 0, unlisted: 0 };
+  // An unlisted one is split again by the cells it had announced at the last
+  // refresh: none in the block (its announced cell lags its coordinate: the
+  // announcer keeps a cell while the coordinate stays within a quarter cell of
+  // it) or one in the block whose holders did not name it (a partial list, or
+  // a cached answer from before it announced there).
+  const inBlock = { listedButDown: 0, listedOther: 0, unlistedAnnouncedElsewhere: 0, unlistedAnnouncedInBlock: 0 };
   let confirmQueries = 0;
   type Cls = (typeof classes)[number];
   const byClass = new Map<Cls, { routes: number; extraMs: number }>(classes.map((c) => [c, { routes: 0, extraMs: 0 }]));
@@ -292,7 +297,11 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
           if (net.announcements(oi) === 0) cls = 'missedNotAnnounced';
           else cls = block.some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
           if (cls === 'missedInBlock') {
-            if (!block.some((c) => net.manager.router.cellLookup.peek(c)?.ids.includes(oid) === true)) inBlock.unlisted++;
+            if (!block.some((c) => net.manager.router.cellLookup.peek(c)?.ids.includes(oid) === true)) {
+              const announced = new Set(net.announcedCells(oi));
+              if (block.some((c) => announced.has(c.name))) inBlock.unlistedAnnouncedInBlock++;
+              else inBlock.unlistedAnnouncedElsewhere++;
+            }
             else if (table.get(oid)?.down === true) inBlock.listedButDown++;
             else inBlock.listedOther++;
           }

@@ -79,6 +79,10 @@ export class TestNet extends NetBase {
     return this.nodes[i]!.announcer.announcements;
   }
 
+  announcedCells(i: number): string[] {
+    return this.nodes[i]!.announcer.cells().map((c) => c.name);
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.nodes.filter((n) => n !== undefined).map((n) => n.kill()));
     await this.stopServices();

@@ -147,6 +147,9 @@ export abstract class NetBase {
   /** How many times node i has announced its cells. */
   abstract announcements(i: number): number;
 
+  /** The names of the cells node i has announced (at the last refresh). */
+  abstract announcedCells(i: number): string[];
+
   /** Brings `coord` and `announcements` up to date (they are live in-process). */
   async refresh(): Promise<void> {}
 

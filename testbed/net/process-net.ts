@@ -31,6 +31,8 @@ export interface NodeReport {
   i: number;
   coord: WireCoord;
   announcements: number;
+  /** The cells it has announced (names), at the last status. */
+  cells: string[];
 }
 export interface ProcessReport {
   rssMB: number;
@@ -170,6 +172,10 @@ export class ProcessNet extends NetBase {
 
   announcements(i: number): number {
     return this.reports[i]!.announcements;
+  }
+
+  announcedCells(i: number): string[] {
+    return this.reports[i]!.cells;
   }
 
   /** Children's process figures at the last refresh. */
