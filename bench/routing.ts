@@ -358,6 +358,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   return { stretch, extra, latency, exact, asOracle, failed, diagnosis };
 }
 
+const before = net.index.map((_, i) => Float64Array.from(net.coord(i).vec)); // a copy: TestNet's are live
 const coordOrders = await makeOrders(opts.tasks, true, 'c');
 const hashOrders = await makeOrders(opts.hashTasks, false, 'x');
 const tr = performance.now();
@@ -367,6 +368,11 @@ say(`  stretch median ${quantileSorted(byCoord.stretch, 0.5).toFixed(3)} p90 ${q
 const byHash = await run(hashOrders, true);
 say(`routed ${opts.hashTasks} tasks by hash (${byHash.failed} failed)`);
 await net.refresh();
+// How far the crawlers' own coordinates moved while the tasks were routed: the
+// oracle reads them as they were before routing, a router that confirms its
+// copies reads them as they are, so this is how far the two can disagree
+// without either being wrong.
+const motion = net.index.map((_, i) => Math.hypot(...Array.from(net.coord(i).vec, (x, a) => x - (before[i]![a] ?? 0)))).sort((a, b) => a - b);
 // Peak resident memory of every process that hosts nodes (maxRSS is in KiB).
 const usage = net instanceof ProcessNet ? net.usage() : undefined;
 const peakRssSumMB = process.resourceUsage().maxRSS / 1024 + (usage?.peakRssSumMB ?? 0);
@@ -395,7 +401,7 @@ const result = {
   sameAsOracle: byCoord.asOracle / Math.max(1, byCoord.stretch.length),
   acceptP50Ms: quantileSorted(byCoord.latency, 0.5),
   acceptP99Ms: quantileSorted(byCoord.latency, 0.99),
-  diagnosis: byCoord.diagnosis,
+  diagnosis: { ...byCoord.diagnosis, coordMotionDuringRoutingMsMedian: quantileSorted(motion, 0.5), routerConfirmQueries: net.manager.router.confirmQueries },
   hashAcceptP50Ms: quantileSorted(byHash.latency, 0.5),
   failed: byCoord.failed,
   hashFailed: byHash.failed,
