@@ -29,6 +29,9 @@ import { signOrder, type TaskOrder, type SignedEnvelope } from '../src/dht/signi
 import { UPLOAD_PROTOCOL } from '../src/dht/upload.js';
 import { DEFAULT_PROVIDER_TTL_MS } from '../src/dht/announce.js';
 import { blockAround, cellAt, DEFAULT_CELLS } from '../src/dht/cells.js';
+import { PeerTable } from '../src/dht/peers.js';
+import { CoordService } from '../src/dht/coord-protocol.js';
+import { Router } from '../src/dht/router.js';
 import { TestNet, waitFor } from '../testbed/net/harness.js';
 import { ProcessNet } from '../testbed/net/process-net.js';
 
@@ -42,9 +45,10 @@ const program = new Command('bench:routing')
   .option('--per-process <k>', 'crawlers per child process (0: all in this process)', (v) => parseInt(v, 10), 10)
   .option('--start-concurrency <n>', 'child processes starting their nodes at once', (v) => parseInt(v, 10), 4)
   .option('--seed <n>', 'seed', (v) => parseInt(v, 10), 1)
+  .option('--ab-unconfirmed', "route a twin of every coordinate order, at the same time, through a second router that ranks on its copies as they are (confirmTop 0: the router before session 10) and report its figures beside ours (key unconfirmed)", false)
   .option('--json', 'print one JSON object', false)
   .parse(process.argv);
-const opts = program.opts<{ nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; startConcurrency: number; seed: number; json: boolean }>();
+const opts = program.opts<{ abUnconfirmed: boolean; nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; startConcurrency: number; seed: number; json: boolean }>();
 for (const [k, v] of Object.entries({ nodes: opts.nodes, tasks: opts.tasks, 'hash-tasks': opts.hashTasks, concurrency: opts.concurrency, settle: opts.settle, 'coord-interval': opts.coordInterval, 'per-process': opts.perProcess, 'start-concurrency': opts.startConcurrency })) {
   const min = k === 'per-process' || k === 'tasks' || k === 'hash-tasks' ? 0 : 1;
   if (!Number.isInteger(v) || v < min) {
@@ -220,7 +224,7 @@ async function makeOrders(n: number, withCoord: boolean, tag: string): Promise<{
   return out;
 }
 
-async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelope }[], hash: boolean) {
+async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelope }[], hash: boolean, via: { router: Router; peers: PeerTable } = { router: net.manager.router, peers: net.manager.peers }, concurrency = opts.concurrency) {
   const stretch: number[] = [];
   const extra: number[] = [];
   const latency: number[] = [];
@@ -258,7 +262,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
   const byClass = new Map<Cls, { routes: number; extraMs: number }>(classes.map((c) => [c, { routes: 0, extraMs: 0 }]));
   const routed: { stretch: number; oracleStretch: number; cls?: Cls }[] = [];
   const coordDriftMs: number[] = [];
-  const table = net.manager.peers;
+  const table = via.peers;
   const candidates: number[] = [];
   const levels: Record<string, number> = {};
   const fetchedMs: number[] = [];
@@ -270,7 +274,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
     while (next < orders.length) {
       const o = orders[next++]!;
       const t = performance.now();
-      const r = await net.manager.router.route(o.envelope, o.order, { hash });
+      const r = await via.router.route(o.envelope, o.order, { hash });
       const ms = performance.now() - t;
       if (r.status !== 'accepted' || r.chosen === undefined) {
         failed++;
@@ -297,7 +301,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
           if (net.announcements(oi) === 0) cls = 'missedNotAnnounced';
           else cls = block.some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
           if (cls === 'missedInBlock') {
-            if (!block.some((c) => net.manager.router.cellLookup.peek(c)?.ids.includes(oid) === true)) {
+            if (!block.some((c) => via.router.cellLookup.peek(c)?.ids.includes(oid) === true)) {
               const announced = new Set(net.announcedCells(oi));
               if (block.some((c) => announced.has(c.name))) inBlock.unlistedAnnouncedInBlock++;
               else inBlock.unlistedAnnouncedElsewhere++;
@@ -330,7 +334,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
       extra.push(net.rtt(o.h, net.index[i]!) - best.rtt);
     }
   };
-  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  await Promise.all(Array.from({ length: concurrency }, worker));
   clearInterval(progress);
   stretch.sort((a, b) => a - b);
   extra.sort((a, b) => a - b);
@@ -362,7 +366,44 @@ const before = net.index.map((_, i) => Float64Array.from(net.coord(i).vec)); // 
 const coordOrders = await makeOrders(opts.tasks, true, 'c');
 const hashOrders = await makeOrders(opts.hashTasks, false, 'x');
 const tr = performance.now();
-const byCoord = await run(coordOrders, false);
+// --ab-unconfirmed: the router before session 10 beside ours, in the same
+// network at the same time — a pair that no run-to-run spread (convergence,
+// load) separates. Its table starts as a copy of the manager's (the copies
+// it would rank on), it asks its own info queries, and it reads the same cell
+// answers (one cache: the comparison is of the ranking alone). Each router
+// gets half the concurrency, so the network carries the usual load.
+let twin: { router: Router; peers: PeerTable } | undefined;
+if (opts.abUnconfirmed) {
+  const peers = new PeerTable();
+  for (const p of net.manager.peers.all()) {
+    const q = peers.note(p.id, { crawler: p.crawler, ...(p.coord !== undefined ? { coord: p.coord } : {}), ...(p.load !== undefined ? { load: p.load } : {}) });
+    q.coordAt = p.coordAt;
+    q.down = p.down;
+  }
+  const coords = new CoordService({ libp2p: net.manager.libp2p, peers, crawler: false, rng: createRng(deriveSeed(opts.seed, 'twin')) });
+  const router = new Router({ libp2p: net.manager.libp2p, peers, coords, cacheTtlMs: netOptions.routerCacheTtlMs, confirmTop: 0 });
+  const shared = net.manager.router.cellLookup;
+  router.cellLookup.providers = (c) => shared.providers(c);
+  router.cellLookup.cached = (c) => shared.cached(c);
+  router.cellLookup.peek = (c) => shared.peek(c);
+  twin = { router, peers };
+}
+// The twin of each order: the same host and host coordinate, its own task id.
+const twinOrders =
+  twin !== undefined
+    ? await Promise.all(
+        coordOrders.map(async (o, k) => {
+          const task = net.makeTask(o.h, `u${k}-${o.h}`);
+          const order: TaskOrder = { ...o.order, id: String(task.id), task };
+          return { h: o.h, order, envelope: await signOrder(order, net.manager.key) };
+        }),
+      )
+    : [];
+const half = Math.max(1, Math.floor(opts.concurrency / 2));
+const [byCoord, unconfirmed] = await Promise.all([
+  run(coordOrders, false, undefined, twin !== undefined ? half : opts.concurrency),
+  twin !== undefined ? run(twinOrders, false, twin, half) : Promise.resolve(undefined),
+]);
 say(`routed ${opts.tasks} tasks by coordinate in ${((performance.now() - tr) / 1000).toFixed(1)} s (${byCoord.failed} failed)`);
 say(`  stretch median ${quantileSorted(byCoord.stretch, 0.5).toFixed(3)} p90 ${quantileSorted(byCoord.stretch, 0.9).toFixed(3)}, accept p50 ${quantileSorted(byCoord.latency, 0.5).toFixed(1)} ms p99 ${quantileSorted(byCoord.latency, 0.99).toFixed(1)} ms`);
 const byHash = await run(hashOrders, true);
@@ -401,6 +442,21 @@ const result = {
   sameAsOracle: byCoord.asOracle / Math.max(1, byCoord.stretch.length),
   acceptP50Ms: quantileSorted(byCoord.latency, 0.5),
   acceptP99Ms: quantileSorted(byCoord.latency, 0.99),
+  ...(unconfirmed !== undefined
+    ? {
+        unconfirmed: {
+          stretchMedian: quantileSorted(unconfirmed.stretch, 0.5),
+          stretchP90: quantileSorted(unconfirmed.stretch, 0.9),
+          extraRttMsMedian: quantileSorted(unconfirmed.extra, 0.5),
+          extraRttMsP90: quantileSorted(unconfirmed.extra, 0.9),
+          sameAsOracle: unconfirmed.asOracle / Math.max(1, unconfirmed.stretch.length),
+          acceptP50Ms: quantileSorted(unconfirmed.latency, 0.5),
+          acceptP99Ms: quantileSorted(unconfirmed.latency, 0.99),
+          failed: unconfirmed.failed,
+          diagnosis: unconfirmed.diagnosis,
+        },
+      }
+    : {}),
   diagnosis: { ...byCoord.diagnosis, coordMotionDuringRoutingMsMedian: quantileSorted(motion, 0.5), routerConfirmQueries: net.manager.router.confirmQueries },
   hashAcceptP50Ms: quantileSorted(byHash.latency, 0.5),
   failed: byCoord.failed,
@@ -425,6 +481,10 @@ else {
   console.log(`best possible from the coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)} (same choice as ours ${(result.sameAsOracle * 100).toFixed(0)}%)`);
   console.log(`best possible from converged (offline) coordinates: stretch median ${result.offlineOracleStretchMedian.toFixed(3)} p90 ${result.offlineOracleStretchP90.toFixed(3)}`);
   console.log(`extra RTT over the nearest crawler: median ${result.extraRttMsMedian.toFixed(1)} ms p90 ${result.extraRttMsP90.toFixed(1)} ms (best possible: ${result.oracleExtraRttMsMedian.toFixed(1)} / ${result.oracleExtraRttMsP90.toFixed(1)} ms)`);
+  if (result.unconfirmed !== undefined) {
+    const u = result.unconfirmed;
+    console.log(`beside it, unconfirmed (ranking on the copies as they are): stretch median ${u.stretchMedian.toFixed(3)} p90 ${u.stretchP90.toFixed(3)} (same choice as the oracle ${(u.sameAsOracle * 100).toFixed(0)}%), extra RTT ${u.extraRttMsMedian.toFixed(1)} / ${u.extraRttMsP90.toFixed(1)} ms, accept p50 ${u.acceptP50Ms.toFixed(1)} ms p99 ${u.acceptP99Ms.toFixed(1)} ms`);
+  }
   console.log(`hash routing stretch median ${result.hashStretchMedian.toFixed(3)} p90 ${result.hashStretchP90.toFixed(3)}`);
   const d = result.diagnosis;
   console.log(`choices unlike the oracle's: ${d.missed} not among the candidates, ${d.staleRank} ranked lower (stale coordinates), ${d.retried} after a refusal; candidates median ${d.candidatesMedian} (p10 ${d.candidatesP10}), finest level found ${JSON.stringify(d.levels)}`);
