@@ -41,7 +41,10 @@ export interface CellLookupOptions {
    * not named, up to this many holders (default 2, = responders: off). 6 was
    * tried in session 9 (#18): about 2× the GET_PROVIDERS walks per node-minute
    * while settling, and the 40-node misses it was meant for turned out to be
-   * crawlers not yet announced; on only after a quiet 100-node A/B favours it. */
+   * crawlers not yet announced; on only after a quiet 100-node A/B favours it.
+   * It cannot act on a cell of LOCAL_PROVIDER_CAP (20) crawlers or more:
+   * kad-dht 16.4.5's findProviders ends its query once that many distinct
+   * providers have been named, usually by the first holder (session 10). */
   maxResponders?: number;
   /** A cell with this many providers or more counts as dense (look finer). */
   denseAt?: number;
