@@ -45,16 +45,21 @@ const program = new Command('bench:routing')
   .option('--per-process <k>', 'crawlers per child process (0: all in this process)', (v) => parseInt(v, 10), 10)
   .option('--start-concurrency <n>', 'child processes starting their nodes at once', (v) => parseInt(v, 10), 4)
   .option('--seed <n>', 'seed', (v) => parseInt(v, 10), 1)
+  .option('--confirm-top <n>', "the manager's router confirms this many top candidates' coordinates before committing (default: the Router's)", (v) => parseInt(v, 10))
   .option('--ab-unconfirmed', "route a twin of every coordinate order, at the same time, through a second router that ranks on its copies as they are (confirmTop 0: the router before session 10) and report its figures beside ours (key unconfirmed)", false)
   .option('--json', 'print one JSON object', false)
   .parse(process.argv);
-const opts = program.opts<{ abUnconfirmed: boolean; nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; startConcurrency: number; seed: number; json: boolean }>();
+const opts = program.opts<{ confirmTop?: number; abUnconfirmed: boolean; nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; startConcurrency: number; seed: number; json: boolean }>();
 for (const [k, v] of Object.entries({ nodes: opts.nodes, tasks: opts.tasks, 'hash-tasks': opts.hashTasks, concurrency: opts.concurrency, settle: opts.settle, 'coord-interval': opts.coordInterval, 'per-process': opts.perProcess, 'start-concurrency': opts.startConcurrency })) {
   const min = k === 'per-process' || k === 'tasks' || k === 'hash-tasks' ? 0 : 1;
   if (!Number.isInteger(v) || v < min) {
     console.error(`bench:routing: --${k} must be an integer ≥ ${min}`);
     process.exit(2);
   }
+}
+if (opts.confirmTop !== undefined && !(Number.isInteger(opts.confirmTop) && opts.confirmTop >= 0)) {
+  console.error('bench:routing: --confirm-top must be an integer ≥ 0');
+  process.exit(2);
 }
 if (opts.nodes < 2) {
   console.error('bench:routing: --nodes must be at least 2');
@@ -76,6 +81,7 @@ const netOptions = {
   // The product's provider-record lifetime (the test network's default is
   // shorter, for tests of departures): re-provides are most of the DHT's bill.
   providerTtlMs: DEFAULT_PROVIDER_TTL_MS,
+  ...(opts.confirmTop !== undefined ? { routerConfirmTop: opts.confirmTop } : {}),
 };
 const t0 = performance.now();
 let lastJoinNote = 0;

@@ -46,6 +46,8 @@ export interface VolunteerTuning {
 
 export interface NetOptions extends VolunteerTuning {
   nodes: number;
+  /** The manager's Router's confirmTop (router.ts; default: the Router's). */
+  routerConfirmTop?: number;
   matrix?: LatencyMatrix;
   /** Scale imposed delays (1 = the dataset). */
   delayScale?: number;
@@ -187,7 +189,7 @@ export abstract class NetBase {
     await coords.start();
     const dialRng = createRng(deriveSeed(this.o.seed ?? 7, 'service dials'));
     await dialAny(mlibp2p, crawlerAddrs, dialRng);
-    const router = new Router({ libp2p: mlibp2p, peers, coords, cells: this.o.cells, cacheTtlMs: this.o.routerCacheTtlMs, log: this.log });
+    const router = new Router({ libp2p: mlibp2p, peers, coords, cells: this.o.cells, cacheTtlMs: this.o.routerCacheTtlMs, ...(this.o.routerConfirmTop !== undefined ? { confirmTop: this.o.routerConfirmTop } : {}), log: this.log });
     this.manager = { key, id: this.managerId, libp2p: mlibp2p, peers, coords, router };
     const skey = await generateKeyPair('Ed25519');
     const slibp2p = await createVolcrawlLibp2p({ privateKey: skey, listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true, inboundConnectionThreshold: 10_000, timeoutScale: 6 });
