@@ -25,7 +25,7 @@
 import { announceFiner, dropFinest } from '../src/dht/announce.js';
 import { predictRttAt } from '../src/coords/index.js';
 import { blockIndices, cellIndex, levels, type CellOptions } from '../src/dht/cells.js';
-import { answerComplete, candidatesFrom, cellSampleSeed, drawSample, LOCAL_PROVIDER_CAP, SampleScratch } from '../src/dht/cell-search.js';
+import { answerComplete, candidatesFrom, cellSampleSeed, coarserCellJoins, drawSample, LOCAL_PROVIDER_CAP, SampleScratch } from '../src/dht/cell-search.js';
 import { hash32, keepLeast } from './spatial.js';
 import { EventQueue } from './heap.js';
 import { CountQueue } from './count-queue.js';
@@ -168,7 +168,7 @@ export class Overlay {
   lastNearest = Infinity;
   lastKth = Infinity;
   /** The last search (for repeatSearch); host −1 once a join or leave changed the overlay. */
-  private readonly last = { host: -1, t: NaN, stale: 0, looked: 0, n: 0 };
+  private readonly last = { host: -1, t: NaN, stale: 0, looked: 0, n: 0, salt: 0, from: 0 };
   /** Σ over crawlers of time online, minutes (closed at leave and at close()). */
   onlineMinutes = 0;
 
@@ -694,12 +694,18 @@ export class Overlay {
     let tops = 0;
     let nearest = Infinity;
     let cut = Infinity;
-    // The candidate levels, finest first (the nearest crawlers tighten the cut soonest).
-    for (let k = looked - 1; k >= from; k--) {
+    // The candidate levels, finest first (the nearest crawlers tighten the cut
+    // soonest), then the complete cells of the coarser ones (cell-search.ts coarserCellJoins).
+    let joined = 0;
+    for (let k = looked - 1; k >= 0; k--) {
       const li = L - 1 - k;
       for (let j = 0; j < B; j++) {
         const cell = this.blocks[base + li * B + j]!;
         if (cell < 0) continue;
+        if (k < from) {
+          if (!coarserCellJoins(this.winComplete[cell] === 1, this.o.search)) continue;
+          joined += Math.min(this.winCount[cell]!, this.o.search.perCell);
+        }
         this.build(cell);
         const a0 = this.start[cell]!;
         const len = this.winLen[cell]!;
@@ -749,7 +755,7 @@ export class Overlay {
     this.landRefreshes(t);
     this.staleRecords += stale;
     this.levelsLooked += looked;
-    this.lastFound = this.levelCounts[from] ?? 0;
+    this.lastFound = (this.levelCounts[from] ?? 0) + joined;
     this.offered += this.lastFound;
     this.lastNearest = nearest;
     this.lastKth = keep === undefined ? NaN : tops === keep.k ? top[keep.k - 1]! : Infinity;
@@ -758,7 +764,64 @@ export class Overlay {
     this.last.stale = stale;
     this.last.looked = looked;
     this.last.n = n;
+    this.last.salt = salt;
+    this.last.from = from;
     return n;
+  }
+
+  /**
+   * Where crawler c stood in the last search (the routing diagnosis, for a
+   * route that did not go to the oracle's crawler), judged at the finest
+   * candidate level whose block holds its cell: outside every candidate
+   * level's block ('outside'); its cell there is one it does not announce
+   * (adaptive announcing: too sparse for it to go that fine, 'unannounced');
+   * the cached answer was fetched before its record ('staleAnswer'); the
+   * answer was cut to the manager's own first LOCAL_PROVIDER_CAP ('cut');
+   * every such answer's sample left it out ('sampled-out'); or it was among
+   * the candidates ('found'). Reads the last search's state; changes nothing.
+   */
+  whereIs(c: number): 'outside' | 'unannounced' | 'staleAnswer' | 'cut' | 'sampled-out' | 'found' {
+    const { host: h, looked, from, salt } = this.last;
+    if (h < 0) throw new Error('overlay: whereIs without a search just made');
+    const L = this.L;
+    const B = this.B;
+    let why: 'outside' | 'unannounced' | 'staleAnswer' | 'cut' | 'sampled-out' | undefined;
+    // Finest candidate level first (the search reads them so), then the coarser levels' complete cells.
+    for (let k = looked - 1; k >= 0; k--) {
+      const li = L - 1 - k;
+      const cell = this.crawlerCell[c * L + li]!;
+      let j = 0;
+      while (j < B && this.blocks[(h * L + li) * B + j] !== cell) j++;
+      if (j === B) continue;
+      if (k < from && !coarserCellJoins(this.winComplete[cell] === 1, this.o.search)) continue;
+      const a0 = this.start[cell]!;
+      const len = this.winLen[cell]!;
+      let w = a0;
+      while (w < a0 + len && this.winIds[w] !== c) w++;
+      if (w < a0 + len) {
+        if (this.drawnFrom(cell, li, j, salt, w)) return 'found';
+        why ??= 'sampled-out';
+        continue;
+      }
+      const r = c * L + li;
+      why ??= li < L - this.depth[c]! ? 'unannounced' : this.recFrom[r]! > this.fetchedAt[cell]! ? 'staleAnswer' : this.winCut[cell] ? 'cut' : 'unannounced';
+    }
+    return why ?? 'outside';
+  }
+
+  /** Whether slot w of `cell`'s answer (block slot j of level index li) was
+   * among the route's candidates: a whole answer keeps every slot; a sampled
+   * one (more than perCell) keeps the slots of the draw search() made — the
+   * same seed (the route's salt, the level, the block slot), so the same picks. */
+  private drawnFrom(cell: number, li: number, j: number, salt: number, w: number): boolean {
+    const len = this.winLen[cell]!;
+    const perCell = this.o.search.perCell;
+    if (len <= perCell) return true;
+    drawSample(len, perCell, cellSampleSeed(salt, this.levels[li]!, j), this.sampleScratch);
+    const a0 = this.start[cell]!;
+    const picked = this.sampleScratch.picked;
+    for (let i = 0; i < perCell; i++) if (this.winOrder[a0 + picked[i]!] === w) return true;
+    return false;
   }
 
   /**

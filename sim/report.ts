@@ -196,7 +196,7 @@ function costRatio(s: StrategyResult, taskMinutes: number): number {
 
 /** The `routing` object of --json: routing quality against the oracle and
  * hash routing, load imbalance, and what the overlay costs per task. */
-export function routingSummary(s: StrategyResult): Record<string, number | string> {
+export function routingSummary(s: StrategyResult): Record<string, unknown> {
   const x = s.routingStats;
   return {
     policy: x.policy,
@@ -212,6 +212,7 @@ export function routingSummary(s: StrategyResult): Record<string, number | strin
     dhtMessagesPerTask: x.dhtMessagesPerTask,
     forwardHopsMean: x.forwardHopsMean,
     noCrawler: x.noCrawler,
+    ...(x.diagnosis !== undefined ? { diagnosis: x.diagnosis } : {}),
   };
 }
 

@@ -113,6 +113,8 @@ export interface RoutingStats {
   staleRecords: number;
   /** Provider records the search offered as candidates per routed task (departed crawlers' too). */
   candidatesPerTask: number;
+  /** Why sampled routes missed the oracle's crawler (coordinate routing only). */
+  diagnosis?: RoutingDiagnosis;
 }
 
 class Samples {
@@ -129,6 +131,35 @@ class Samples {
   sorted(): Float64Array {
     return this.a.slice(0, this.n).sort();
   }
+  /** The samples in the order they came. */
+  values(): Float64Array {
+    return this.a.subarray(0, this.n);
+  }
+}
+
+/** Why a sampled route did not go to the oracle's crawler (coordinate routing):
+ * its cell lay outside the searched blocks; it did not announce the cell
+ * searched (adaptive announcing: its own cell too sparse to go that fine,
+ * or its finer record dropped); the cached answer of its cell was fetched
+ * before its record; the answer was cut to the manager's own first
+ * LOCAL_PROVIDER_CAP; the per-cell sample left it out; it was a candidate
+ * with room but ranked below a less loaded one (the load term: a trade made
+ * on purpose); it was a candidate without room (the task went to one with
+ * room or was forwarded); anything else. */
+export const MISS_CLASSES = ['outside', 'unannounced', 'staleAnswer', 'cut', 'sampledOut', 'load', 'full', 'other'] as const;
+export type MissClass = (typeof MISS_CLASSES)[number];
+
+/** The routing diagnosis: per class, the sampled routes and the stretch p90
+ * had those routes gone to the oracle's crawler (the others unchanged). */
+export interface RoutingDiagnosis {
+  sampled: number;
+  /** Routes that went to the oracle's crawler itself. */
+  oracleTaken: number;
+  classes: Record<MissClass, { count: number; p90IfOracle: number }>;
+  /** The stretch p90 had the 'load' and 'full' routes gone to the oracle's
+   * crawler: what the policy's trade of RTT for load (which the oracle,
+   * ignoring load and queues, does not make) costs at p90. */
+  p90IfOracleLoadTrade: number;
 }
 
 export interface SimRouterOptions {
@@ -200,6 +231,8 @@ export class SimRouter {
   private readonly oracle = new Samples();
   private readonly hash = new Samples();
   private readonly overOracle = new Samples();
+  /** Each stretch sample's MISS_CLASSES index (−1: the oracle's crawler took it). */
+  private missClass = new Int8Array(1024);
   private readonly rttSums = { chosen: 0, oracle: 0, best: 0, hash: 0 };
 
   constructor(
@@ -523,6 +556,13 @@ export class SimRouter {
     const chosen = hostCrawlerRtt(this.world, h, by);
     const ora = hostCrawlerRtt(this.world, h, oracle);
     const hash = hostCrawlerRtt(this.world, h, this.first[0]!);
+    const i = this.stretch.n;
+    if (i === this.missClass.length) {
+      const b = new Int8Array(2 * i);
+      b.set(this.missClass);
+      this.missClass = b;
+    }
+    this.missClass[i] = by === oracle || !this.coord ? -1 : MISS_CLASSES.indexOf(this.missOf(oracle));
     this.stretch.push(chosen / best);
     this.oracle.push(ora / best);
     this.hash.push(hash / best);
@@ -532,6 +572,47 @@ export class SimRouter {
     r.oracle += ora;
     r.best += best;
     r.hash += hash;
+  }
+
+  /** Why the route just made (its search and ranking still in `set`/`order`)
+   * did not go to oracle crawler o. */
+  private missOf(o: number): MissClass {
+    const where = this.overlay.whereIs(o);
+    if (where === 'sampled-out') return 'sampledOut';
+    if (where !== 'found') return where;
+    const set = this.set;
+    let i = 0;
+    while (i < set.n && set.ids[i] !== o) i++;
+    if (i === set.n) return 'other';
+    if (!set.room[i]) return 'full';
+    return this.order[0] !== i ? 'load' : 'other';
+  }
+
+  /** The diagnosis of the sampled routes (undefined for hash routing). */
+  private diagnosis(): RoutingDiagnosis | undefined {
+    if (!this.coord) return undefined;
+    const st = this.stretch.values();
+    const or = this.oracle.values();
+    const n = st.length;
+    const miss = this.missClass;
+    // The stretch p90 had the routes of the given classes gone to the oracle's crawler.
+    const p90If = (hit: (k: number) => boolean): number => {
+      if (n === 0) return 0;
+      const alt = new Float64Array(n);
+      for (let i = 0; i < n; i++) alt[i] = miss[i]! >= 0 && hit(miss[i]!) ? or[i]! : st[i]!;
+      return quantileSorted(alt.sort(), 0.9);
+    };
+    const classes = {} as RoutingDiagnosis['classes'];
+    MISS_CLASSES.forEach((name, k) => {
+      let count = 0;
+      for (let i = 0; i < n; i++) if (miss[i] === k) count++;
+      classes[name] = { count, p90IfOracle: p90If((x) => x === k) };
+    });
+    let oracleTaken = 0;
+    for (let i = 0; i < n; i++) if (miss[i] === -1) oracleTaken++;
+    const load = MISS_CLASSES.indexOf('load');
+    const full = MISS_CLASSES.indexOf('full');
+    return { sampled: n, oracleTaken, classes, p90IfOracleLoadTrade: p90If((x) => x === load || x === full) };
   }
 
   stats(): RoutingStats {
@@ -585,6 +666,7 @@ export class SimRouter {
       providesPerCrawlerHour: perHour(provides),
       staleRecords: ov.staleRecords,
       candidatesPerTask: this.coord ? per(this.candidateSum) : 0,
+      diagnosis: this.diagnosis(),
     };
   }
 

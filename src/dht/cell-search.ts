@@ -12,7 +12,15 @@
 // include those of every finer level.
 //
 // Candidates: the providers of the finest level looked up, widened to the
-// next coarser levels while fewer than minCandidates. (Before session 8 the
+// next coarser levels while fewer than minCandidates, plus the providers of
+// every coarser level's cell that answered complete (sparseCoarser). A
+// crawler announces a finer cell only while the cell above it is dense
+// (announce.ts), so the crawlers of a sparse cell beside a dense one in the
+// host's block have no finer records: the search goes finer for the dense
+// cell and, without them, misses them — in the simulator the largest class
+// of routes that did not go to the oracle's crawler (31 % at quick ruc IIR,
+// docs/sim.md "Why a route misses the oracle"). A complete answer holds fewer
+// than denseAt providers, so this adds at most denseAt − 1 per such cell. (Before session 8 the
 // live Router kept every provider of every level it looked up: kad-dht record
 // holders answer with every provider they store, so a dense coarse cell gave
 // hundreds of candidates — the whole network at the coarsest level — each one
@@ -53,6 +61,9 @@ export interface CellSearchOptions {
   /** At most this many providers of one cell's answer become candidates (a
    * uniform sample: providerSample); Infinity keeps them all. */
   perCell: number;
+  /** The providers of a coarser level's complete cell answers join the
+   * candidates (coarserCellJoins; default true); false: the finest level's only. */
+  sparseCoarser?: boolean;
 }
 
 /** How long a cell's answer is served before a background refresh, and the
@@ -71,7 +82,7 @@ export const HASH_CACHE_TTL_MS = 5_000;
  * cut only when the querier itself holds the cell's records. */
 export const LOCAL_PROVIDER_CAP = 20;
 
-export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8, perCell: DEFAULT_DENSE_CELL });
+export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8, perCell: DEFAULT_DENSE_CELL, sparseCoarser: true });
 
 export function cellSearchOptions(partial: Partial<CellSearchOptions> = {}): CellSearchOptions {
   const o = mergeOptions('cellSearchOptions', DEFAULT_CELL_SEARCH, partial);
@@ -79,6 +90,7 @@ export function cellSearchOptions(partial: Partial<CellSearchOptions> = {}): Cel
   check(Number.isInteger(o.denseAt) && o.denseAt >= 1, `denseAt must be an integer >= 1, got ${o.denseAt}`);
   check(Number.isInteger(o.minCandidates) && o.minCandidates >= 0, `minCandidates must be an integer >= 0, got ${o.minCandidates}`);
   check((Number.isInteger(o.perCell) && o.perCell >= 1) || o.perCell === Infinity, `perCell must be an integer >= 1 or Infinity, got ${o.perCell}`);
+  check(o.sparseCoarser === undefined || typeof o.sparseCoarser === 'boolean', `sparseCoarser must be true or false, got ${String(o.sparseCoarser)}`);
   return o;
 }
 
@@ -110,6 +122,13 @@ export function candidatesFrom(providersPerLevel: ArrayLike<number>, o: CellSear
   let i = looked - 1;
   while (i > 0 && providersPerLevel[i]! < o.minCandidates) i--;
   return i;
+}
+
+/** Whether one cell's answer at a level coarser than the candidates' (the
+ * levels before candidatesFrom's index) joins them: a complete answer, whose
+ * crawlers — too few to announce finer cells — no finer answer holds. */
+export function coarserCellJoins(complete: boolean, o: CellSearchOptions): boolean {
+  return o.sparseCoarser !== false && complete;
 }
 
 /** The seed of one cell's sample in one route: the route's salt mixed with

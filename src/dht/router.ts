@@ -24,7 +24,7 @@ import type { Coordinate } from '../coords/index.js';
 import type { Rng } from '../rng.js';
 import { blockAround, DEFAULT_CELLS, hostKey, type CellOptions } from './cells.js';
 import { CellLookup } from './cell-lookup.js';
-import { candidatesFrom, cellSearchOptions, HASH_CACHE_TTL_MS, levelStops, cellSampleSeed, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
+import { candidatesFrom, cellSearchOptions, coarserCellJoins, HASH_CACHE_TTL_MS, levelStops, cellSampleSeed, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
 import { placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
@@ -182,6 +182,8 @@ export class Router {
     const cells = this.o.cells ?? DEFAULT_CELLS;
     // Per level looked up (coarsest first): each provider and the cells it was found in.
     const perLevel: Map<string, string[]>[] = [];
+    // The same, of the cells that answered complete only (they join the candidates from coarser levels).
+    const completePerLevel: Map<string, string[]>[] = [];
     // A fresh sample for every route: a dense cell's tasks spread over all its crawlers.
     const salt = this.o.rng !== undefined ? Math.floor(this.o.rng.next() * 2 ** 32) >>> 0 : randomBytes(4).readUInt32LE(0);
     let finest = -1;
@@ -191,16 +193,22 @@ export class Router {
       fetched += block.filter((cell) => !this.cellLookup.cached(cell)).length;
       const answers = await Promise.all(block.map((cell) => this.cellLookup.providers(cell)));
       const ids = new Map<string, string[]>();
+      const whole = new Map<string, string[]>();
       for (const [i, a] of answers.entries()) {
-        for (const id of providerSample(a.ids, this.search.perCell, cellSampleSeed(salt, level, i))) ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
+        const joins = coarserCellJoins(a.complete, this.search);
+        for (const id of providerSample(a.ids, this.search.perCell, cellSampleSeed(salt, level, i))) {
+          ids.set(id, [...(ids.get(id) ?? []), block[i]!.name]);
+          if (joins) whole.set(id, [...(whole.get(id) ?? []), block[i]!.name]);
+        }
       }
       perLevel.push(ids);
+      completePerLevel.push(whole);
       if (ids.size > 0) finest = level;
       if (levelStops(answers.map((a) => a.complete))) break;
     }
     const from = candidatesFrom(perLevel.map((m) => m.size), this.search);
     const ids = new Map<string, string[]>();
-    for (const m of perLevel.slice(from)) for (const [id, named] of m) ids.set(id, [...(ids.get(id) ?? []), ...named]);
+    for (const m of [...perLevel.slice(from), ...completePerLevel.slice(0, from)]) for (const [id, named] of m) ids.set(id, [...(ids.get(id) ?? []), ...named]);
     const fresh = [...ids.keys()].filter((id) => !exclude.has(id) && this.usable(id) && this.o.overlay?.admit(id, ids.get(id)!) !== false);
     return { states: await this.refresh(fresh), level: finest, fetched };
   }
