@@ -49,6 +49,8 @@ describe('where the oracle’s crawler stood in the search', () => {
       expect(d.oracleTaken + MISS_CLASSES.reduce((a, k) => a + d.classes[k].count, 0)).toBe(d.sampled);
       // Every class carries its counterfactual p90 (an empty class: the run's own).
       for (const k of MISS_CLASSES) expect(d.classes[k].p90IfOracle).toBeGreaterThan(0);
+      // Sent to the nearest crawler with room, a full route's stretch is never below the oracle's own.
+      expect(d.p90IfRoomOracle).toBeGreaterThanOrEqual(d.classes.full.p90IfOracle);
     }
     expect(off.classes.unannounced.count).toBeGreaterThan(2 * on.classes.unannounced.count);
   });
