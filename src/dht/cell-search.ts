@@ -12,19 +12,18 @@
 // include those of every finer level.
 //
 // Candidates: the providers of the finest level looked up, widened to the
-// next coarser levels while fewer than minCandidates, plus the providers of
-// every coarser level's cell that answered complete (sparseCoarser). A
-// crawler announces a finer cell only while the cell above it is dense
-// (announce.ts), so the crawlers of a sparse cell beside a dense one in the
-// host's block have no finer records: the search goes finer for the dense
-// cell and, without them, misses them — in the simulator the largest class
-// of routes that did not go to the oracle's crawler (31 % at quick ruc IIR,
-// docs/sim.md "Why a route misses the oracle"). A complete answer holds fewer
-// than denseAt providers, so this adds at most denseAt − 1 per such cell. (Before session 8 the
-// live Router kept every provider of every level it looked up: kad-dht record
-// holders answer with every provider they store, so a dense coarse cell gave
-// hundreds of candidates — the whole network at the coarsest level — each one
-// an info query and a ranking entry; a finer level exists to avoid that.)
+// next coarser levels while fewer than minCandidates. With sparseCoarser
+// (off by default), also the providers of every coarser level's cell that
+// answered complete: a crawler announces a finer cell only while the cell
+// above it is dense (announce.ts), so the crawlers of a sparse cell beside a
+// dense one in the host's block have no finer records, and a search gone finer
+// for the dense cell misses them — in the simulator's quick world the largest
+// class of routes that missed the oracle's crawler. A complete answer holds
+// fewer than denseAt providers, so each such cell adds at most denseAt − 1.
+// Off by default: at paper scale (90 000 steps, seeds 1 and 2) it did not
+// improve stretch (p90 245.4 → 244.8 and 204.0 → 211.7, median 10.60 → 10.46
+// and 6.75 → 7.06) though completed tasks rose 0.3 % and 0.9 % (docs/sim.md
+// "Why a route misses the oracle").
 //
 // A bounded sample per cell: of each cell's answer at most `perCell`
 // providers become candidates (default DEFAULT_DENSE_CELL = 64: an answer
@@ -62,7 +61,7 @@ export interface CellSearchOptions {
    * uniform sample: providerSample); Infinity keeps them all. */
   perCell: number;
   /** The providers of a coarser level's complete cell answers join the
-   * candidates (coarserCellJoins; default true); false: the finest level's only. */
+   * candidates (coarserCellJoins; default false: the finest level's only). */
   sparseCoarser?: boolean;
 }
 
@@ -82,7 +81,7 @@ export const HASH_CACHE_TTL_MS = 5_000;
  * cut only when the querier itself holds the cell's records. */
 export const LOCAL_PROVIDER_CAP = 20;
 
-export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8, perCell: DEFAULT_DENSE_CELL, sparseCoarser: true });
+export const DEFAULT_CELL_SEARCH: Readonly<CellSearchOptions> = Object.freeze({ denseAt: DEFAULT_DENSE_CELL, minCandidates: 8, perCell: DEFAULT_DENSE_CELL, sparseCoarser: false });
 
 export function cellSearchOptions(partial: Partial<CellSearchOptions> = {}): CellSearchOptions {
   const o = mergeOptions('cellSearchOptions', DEFAULT_CELL_SEARCH, partial);
@@ -128,7 +127,7 @@ export function candidatesFrom(providersPerLevel: ArrayLike<number>, o: CellSear
  * levels before candidatesFrom's index) joins them: a complete answer, whose
  * crawlers — too few to announce finer cells — no finer answer holds. */
 export function coarserCellJoins(complete: boolean, o: CellSearchOptions): boolean {
-  return o.sparseCoarser !== false && complete;
+  return o.sparseCoarser === true && complete;
 }
 
 /** The seed of one cell's sample in one route: the route's salt mixed with

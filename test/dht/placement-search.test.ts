@@ -24,14 +24,14 @@ const LONE = 70;
 const CRAWLERS: [number, number][] = [...CLUSTER, [10, 10]];
 
 describe('the search rule: complete coarser answers join the candidates', () => {
-  it('the rule itself: a complete answer joins unless sparseCoarser is off', () => {
-    expect(coarserCellJoins(true, cellSearchOptions())).toBe(true);
-    expect(coarserCellJoins(false, cellSearchOptions())).toBe(false);
-    expect(coarserCellJoins(true, cellSearchOptions({ sparseCoarser: false }))).toBe(false);
+  it('the rule itself: with sparseCoarser (off by default) a complete answer joins', () => {
+    expect(coarserCellJoins(true, cellSearchOptions({ sparseCoarser: true }))).toBe(true);
+    expect(coarserCellJoins(false, cellSearchOptions({ sparseCoarser: true }))).toBe(false);
+    expect(coarserCellJoins(true, cellSearchOptions())).toBe(false);
     expect(() => cellSearchOptions({ sparseCoarser: 'yes' as never })).toThrow(/sparseCoarser/);
   });
 
-  it('the live Router finds the lone crawler, and ranks it first; without the rule it does not', async () => {
+  it('the live Router finds the lone crawler with the rule, and ranks it first; by default it does not', async () => {
     const records = new Map<string, string[]>();
     const peers = new PeerTable();
     CRAWLERS.forEach((xy, c) => {
@@ -52,11 +52,11 @@ describe('the search rule: complete coarser answers join the candidates', () => 
       const found = await live.lookup({ vec: Float64Array.from(HOST), height: 3, error: 0.2 });
       return found.states.map((p) => p.id);
     };
-    const withRule = await lookup();
+    const withRule = await lookup(cellSearchOptions({ sparseCoarser: true }));
     expect(withRule).toContain(`crawler-${LONE}`);
     const cands = withRule.map((id) => ({ id, coord: peers.get(id)!.coord! }));
     expect(rankCandidates({ vec: Float64Array.from(HOST), height: 3, error: 0.2 }, cands, placementOptions())[0]).toBe(`crawler-${LONE}`);
-    const without = await lookup(cellSearchOptions({ sparseCoarser: false }));
+    const without = await lookup();
     expect(without).not.toContain(`crawler-${LONE}`);
     expect(without.length).toBeGreaterThanOrEqual(64);
   });

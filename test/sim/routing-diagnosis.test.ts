@@ -24,11 +24,11 @@ function searched(search: Partial<ReturnType<typeof cellSearchOptions>>): Overla
 
 describe('where the oracle’s crawler stood in the search', () => {
   it('outside the blocks, unannounced at the level searched, sampled out, found', () => {
-    const off = searched({ sparseCoarser: false });
+    const off = searched({});
     expect(off.whereIs(71)).toBe('outside');
     expect(off.whereIs(70)).toBe('unannounced');
     expect(off.whereIs(0)).toBe('found');
-    expect(searched({}).whereIs(70)).toBe('found');
+    expect(searched({ sparseCoarser: true }).whereIs(70)).toBe('found');
     // A sample of 10 of the cluster's 70: most of them are left out.
     const small = searched({ perCell: 10 });
     const where = CRAWLERS.slice(0, 70).map((_, c) => small.whereIs(c));
@@ -37,7 +37,7 @@ describe('where the oracle’s crawler stood in the search', () => {
     expect(where.every((w) => w === 'found' || w === 'sampled-out')).toBe(true);
   });
 
-  it('a short run: every sampled route is the oracle’s or in one class; the rule off leaves more unannounced', () => {
+  it('a short run: every sampled route is the oracle’s or in one class; without the rule more are unannounced', () => {
     const run = (sparseCoarser: boolean) => {
       const r = runScenario({ scenario: 'ruc', strategies: ['iir'], routing: 'coord', seed: 1, quick: true, steps: 600, model: FAITHFUL_MODEL, config: { overlay: { search: { ...cellSearchOptions(), sparseCoarser } } } });
       return r.strategies.iir!.routingStats.diagnosis!;
