@@ -182,7 +182,7 @@ export class Router {
     const cells = this.o.cells ?? DEFAULT_CELLS;
     // Per level looked up (coarsest first): each provider and the cells it was found in.
     const perLevel: Map<string, string[]>[] = [];
-    // The same, of the cells that answered complete only (they join the candidates from coarser levels).
+    // The same, of the cells that answered complete only (with sparseCoarser they join the candidates from coarser levels).
     const completePerLevel: Map<string, string[]>[] = [];
     // A fresh sample for every route: a dense cell's tasks spread over all its crawlers.
     const salt = this.o.rng !== undefined ? Math.floor(this.o.rng.next() * 2 ** 32) >>> 0 : randomBytes(4).readUInt32LE(0);
