@@ -596,14 +596,31 @@ export class SimRouter {
   }
 
   /** The online crawler with room of least predicted RTT to host h (a full scan;
-   * `by` just took the task, so counts as having had room). */
+   * `by` just took the task, so counts as having had room). The scan compares
+   * squared vector distances against the best so far less both heights, and
+   * computes an RTT only for a crawler that can beat it (the same answer). */
   private nearestWithRoom(h: number, by: number): number {
     const cr = this.crawlers;
+    const w = this.world;
+    const d = w.dims;
+    const hv = w.hostVec;
+    const cv = w.crawlerVec;
+    const ch = w.crawlerHeight;
+    const hh = w.hostHeight[h]!;
     let best = by;
-    let bestRtt = predictedHostCrawler(this.world, h, by);
+    let bestRtt = predictedHostCrawler(w, h, by);
     for (let c = 0; c < cr.online.length; c++) {
       if (!cr.online[c] || (cr.running[c] === cr.threads && cr.qLen[c] === cr.queue)) continue;
-      const r = predictedHostCrawler(this.world, h, c);
+      // Slack 1e-6 ms: only a crawler surely beyond the best is skipped (rounding).
+      const room = bestRtt - hh - ch[c]! + 1e-6;
+      if (room < 0) continue;
+      let s = 0;
+      for (let a = 0; a < d; a++) {
+        const e = hv[h * d + a]! - cv[c * d + a]!;
+        s += e * e;
+      }
+      if (s > room * room) continue;
+      const r = predictedHostCrawler(w, h, c);
       if (r < bestRtt) {
         bestRtt = r;
         best = c;
