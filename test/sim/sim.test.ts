@@ -371,8 +371,11 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     expect(Object.keys(routing)).toEqual([
       'policy', 'stretchMedian', 'stretchP90', 'oracleStretchMedian', 'oracleStretchP90', 'hashStretchMedian',
       'loadImbalance', 'loadImbalanceSameBandwidth', 'threadUtilisation', 'dhtOpsPerTask', 'dhtMessagesPerTask',
-      'forwardHopsMean', 'noCrawler',
+      'forwardHopsMean', 'noCrawler', 'diagnosis',
     ]);
+    // Why sampled routes missed the oracle's crawler (sim/routing.ts): the classes and the oracle's add up.
+    const diag = routing.diagnosis as unknown as { sampled: number; oracleTaken: number; classes: Record<string, { count: number }> };
+    expect(diag.oracleTaken + Object.values(diag.classes).reduce((a, c) => a + c.count, 0)).toBe(diag.sampled);
     expect(routing.loadImbalanceSameBandwidth as number).toBeGreaterThan(0);
     expect(routing.threadUtilisation as number).toBeGreaterThan(0);
     expect(routing.threadUtilisation as number).toBeLessThanOrEqual(1);
