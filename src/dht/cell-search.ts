@@ -12,7 +12,12 @@
 // include those of every finer level.
 //
 // Candidates: the providers of the finest level looked up, widened to the
-// next coarser levels while fewer than minCandidates. With sparseCoarser
+// next coarser levels while fewer than minCandidates. (Before session 8 the
+// live Router kept every provider of every level it looked up: kad-dht record
+// holders answer with every provider they store, so a dense coarse cell gave
+// hundreds of candidates — the whole network at the coarsest level — each one
+// an info query and a ranking entry; a finer level exists to avoid that.)
+// With sparseCoarser
 // (off by default), also the providers of every coarser level's cell that
 // answered complete: a crawler announces a finer cell only while the cell
 // above it is dense (announce.ts), so the crawlers of a sparse cell beside a
