@@ -35,6 +35,15 @@ describe('where the oracle’s crawler stood in the search', () => {
     expect(where.filter((w) => w === 'found').length).toBeGreaterThanOrEqual(10);
     expect(where.filter((w) => w === 'sampled-out').length).toBeGreaterThan(40);
     expect(where.every((w) => w === 'found' || w === 'sampled-out')).toBe(true);
+    // 'found' asks the draw the search made (the route's salt, level and block
+    // slot): exactly the cluster's crawlers the same search wrote out (a twin
+    // overlay, the same sample seed: the same salt).
+    const out = new Int32Array(small.maxFound);
+    const ov = new Overlay(flat([[8, 8]]), flat(CRAWLERS), { ownStore: false, search: cellSearchOptions({ perCell: 10 }), sampleSeed: 3 });
+    CRAWLERS.forEach((_, c) => ov.join(c, 0));
+    const n = ov.search(0, 60, out, new Float64Array(ov.maxFound));
+    const written = new Set(Array.from(out.subarray(0, n)).filter((c) => c < 70));
+    expect(new Set(where.flatMap((w, c) => (w === 'found' ? [c] : [])))).toEqual(written);
   });
 
   it('a short run: every sampled route is the oracle’s or in one class; without the rule more are unannounced', () => {
