@@ -69,6 +69,11 @@ export interface RttObservation {
    * on loopback a witness with a coordinate tens of ms off still knows that
    * the 1 ms it timed is not the 300 ms a claim predicts. */
   uncertaintyMs?: number;
+  /** How much the measurer's coordinate predicts RTTs too long, ms (its median
+   * overshoot): widens, in place of uncertaintyMs, the one bound a load-delayed
+   * RTT cannot trip — a claim predicting a longer RTT than measured. Absent:
+   * uncertaintyMs is used both ways. */
+  overshootMs?: number;
 }
 
 export interface PlausibilityOptions {
@@ -163,6 +168,7 @@ export function distinctObservations(obs: readonly RttObservation[], dims: numbe
   for (const o of obs) {
     if (!(o.rttMs > 0) || !Number.isFinite(o.rttMs) || o.coord.vec.length !== dims || !isFiniteCoordinate(o.coord)) continue;
     if (o.uncertaintyMs !== undefined && !(o.uncertaintyMs >= 0 && Number.isFinite(o.uncertaintyMs))) continue;
+    if (o.overshootMs !== undefined && !(o.overshootMs >= 0 && Number.isFinite(o.overshootMs))) continue;
     const b = best.get(o.measurer);
     if (b === undefined || o.rttMs < b.rttMs) best.set(o.measurer, o);
   }
@@ -194,7 +200,11 @@ export function checkCoordinateClaim(claimed: Coordinate, observations: readonly
     const predictedMs = predictRtt(claimed, ob.coord);
     const diff = predictedMs - ob.rttMs;
     const widen = o.uncertaintyFactor * (ob.uncertaintyMs ?? 0);
-    const against = Math.abs(diff) > o.relTolerance * ob.rttMs + o.slackMs + widen;
+    // A prediction longer than the RTT is widened by the measurer's overshoot
+    // alone: event-loop delay lengthens the RTTs a loaded measurer times (and
+    // so its both-ways misfit), never its predictions.
+    const widenAgainst = diff > 0 ? o.uncertaintyFactor * (ob.overshootMs ?? ob.uncertaintyMs ?? 0) : widen;
+    const against = Math.abs(diff) > o.relTolerance * ob.rttMs + o.slackMs + widenAgainst;
     const tooClose = predictedMs < o.deflationRatio * ob.rttMs - o.slackMs - widen;
     checks.push({ measurer: ob.measurer, rttMs: ob.rttMs, predictedMs, relError: diff / ob.rttMs, against, tooClose });
     // Spring force on the claim: a measured RTT longer than predicted pushes it away from the measurer.

@@ -59,8 +59,9 @@ const witnessRequestSchema = z.object({ peer: z.string().min(1).max(128) });
 const witnessReplySchema = z.object({
   coord: coordSchema.optional(),
   rttMs: z.number().finite().positive().max(60_000).optional(),
-  /** The witness's own uncertainty, ms (ownUncertaintyMs). */
+  /** The witness's own uncertainty, ms, both ways and for too-long predictions (ownMisfitsMs). */
   uncertaintyMs: z.number().finite().nonnegative().max(600_000).optional(),
+  overshootMs: z.number().finite().nonnegative().max(600_000).optional(),
   error: z.string().max(256).optional(),
 });
 const probeReplySchema = z.object({ crawler: z.boolean(), coord: coordSchema.optional() });
@@ -102,24 +103,46 @@ async function probeReply(libp2p: Libp2p, peer: PeerId, coord: Coordinate | unde
 }
 
 /**
- * How far a witness's own coordinate may be off, ms: the median of
- * |predicted − measured| RTT over the crawlers it has timed itself (the
- * subject of the request left out: its claim is on trial), or undefined with
- * fewer than 3 of them. Vivaldi's error estimate is relative and capped (1.5),
- * so it cannot say whether a coordinate is 2 ms or 200 ms off on a LAN; this
- * says it in ms, and a checker widens this witness's bounds by it.
+ * How far a witness's own coordinate may be off, ms, over the crawlers it has
+ * timed itself (the subject of the request left out: its claim is on trial),
+ * or undefined with fewer than 3 of them. Vivaldi's error estimate is relative
+ * and capped (1.5), so it cannot say whether a coordinate is 2 ms or 200 ms
+ * off on a LAN; this says it in ms, and a checker widens this witness's bounds
+ * by it. Two figures, because the two ways a prediction misses have different
+ * causes:
+ *  - uncertaintyMs: the median of |predicted − measured|, both ways;
+ *  - overshootMs: the median of predicted − measured over the crawlers whose
+ *    RTT it predicts too long (0 when it predicts none too long). Only a
+ *    misplaced coordinate makes a prediction too long; a measured RTT too long
+ *    is also event-loop delay on a loaded machine, which never shortens an
+ *    RTT. So a claim that predicts a longer RTT than this witness timed (a
+ *    crawler claiming to be farther than it is) is judged with this figure,
+ *    which load does not inflate: with the symmetric one, a loaded witness's
+ *    delayed neighbours widened its bounds until a 300 ms lie passed.
  */
-export function ownUncertaintyMs(self: Coordinate, peers: readonly PeerState[], except: string): number | undefined {
+export function ownMisfitsMs(self: Coordinate, peers: readonly PeerState[], except: string): { uncertaintyMs: number; overshootMs: number } | undefined {
   const misfits: number[] = [];
+  const overshoots: number[] = [];
   for (const p of peers) {
     if (!p.crawler || p.id === except || p.coord === undefined || p.rttMs === undefined || p.coord.vec.length !== self.vec.length) continue;
-    const m = Math.abs(predictRtt(self, p.coord) - p.rttMs);
-    if (Number.isFinite(m)) misfits.push(m);
+    const m = predictRtt(self, p.coord) - p.rttMs;
+    if (!Number.isFinite(m)) continue;
+    misfits.push(Math.abs(m));
+    if (m > 0) overshoots.push(m);
   }
   if (misfits.length < 3) return undefined;
-  misfits.sort((a, b) => a - b);
-  const h = misfits.length >> 1;
-  return misfits.length % 2 === 1 ? misfits[h]! : 0.5 * (misfits[h - 1]! + misfits[h]!);
+  return { uncertaintyMs: median(misfits), overshootMs: overshoots.length === 0 ? 0 : median(overshoots) };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const h = s.length >> 1;
+  return s.length % 2 === 1 ? s[h]! : 0.5 * (s[h - 1]! + s[h]!);
+}
+
+/** The symmetric figure of ownMisfitsMs alone. */
+export function ownUncertaintyMs(self: Coordinate, peers: readonly PeerState[], except: string): number | undefined {
+  return ownMisfitsMs(self, peers, except)?.uncertaintyMs;
 }
 
 /** Served by every crawler: times the round trip to a crawler it knows when another node asks. */
@@ -187,8 +210,8 @@ export class WitnessService {
       } else {
         try {
           const rttMs = await this.measure(req.peer);
-          const u = ownUncertaintyMs(this.o.vivaldi.coord, this.o.peers.all(), req.peer);
-          reply = { coord: toWireCoord(this.o.vivaldi.coord), rttMs, ...(u !== undefined ? { uncertaintyMs: u } : {}) };
+          const u = ownMisfitsMs(this.o.vivaldi.coord, this.o.peers.all(), req.peer);
+          reply = { coord: toWireCoord(this.o.vivaldi.coord), rttMs, ...(u !== undefined ? { uncertaintyMs: u.uncertaintyMs, overshootMs: u.overshootMs } : {}) };
         } catch (err) {
           reply = { error: String(err).slice(0, 200) };
         }
@@ -203,7 +226,7 @@ export class WitnessService {
 }
 
 /** Asks `witness` to time the round trip to `peer`. */
-export async function askWitness(libp2p: Libp2p, witness: string, peer: string, timeoutMs = 10_000): Promise<{ coord: Coordinate; rttMs: number; uncertaintyMs?: number }> {
+export async function askWitness(libp2p: Libp2p, witness: string, peer: string, timeoutMs = 10_000): Promise<{ coord: Coordinate; rttMs: number; uncertaintyMs?: number; overshootMs?: number }> {
   const stream = await libp2p.dialProtocol(peerIdFromString(witness), WITNESS_PROTOCOL, { signal: AbortSignal.timeout(timeoutMs) });
   const ch = jsonChannel(stream, WITNESS_MAX_BYTES, timeoutMs);
   try {
@@ -211,7 +234,7 @@ export async function askWitness(libp2p: Libp2p, witness: string, peer: string, 
     const r = witnessReplySchema.parse(await ch.read());
     await ch.close();
     if (r.coord === undefined || r.rttMs === undefined) throw new Error(`witness ${witness}: ${r.error ?? 'no measurement'}`);
-    return { coord: fromWireCoord(r.coord), rttMs: r.rttMs, ...(r.uncertaintyMs !== undefined ? { uncertaintyMs: r.uncertaintyMs } : {}) };
+    return { coord: fromWireCoord(r.coord), rttMs: r.rttMs, ...(r.uncertaintyMs !== undefined ? { uncertaintyMs: r.uncertaintyMs, ...(r.overshootMs !== undefined ? { overshootMs: r.overshootMs } : {}) } : {}) };
   } catch (err) {
     ch.abort('witness request failed');
     throw err;
@@ -383,11 +406,11 @@ export class OverlayChecker {
     const answers = await Promise.allSettled(asked.map((w) => askWitness(this.o.libp2p, w, peer, timeoutMs)));
     const obs: RttObservation[] = answers.flatMap((a, i) => {
       if (a.status !== 'fulfilled') return [];
-      const { coord, rttMs, uncertaintyMs } = a.value;
+      const { coord, rttMs, uncertaintyMs, overshootMs } = a.value;
       if (coord.error <= this.maxWitnessError) return [{ measurer: asked[i]!, coord, rttMs }];
-      return uncertaintyMs !== undefined ? [{ measurer: asked[i]!, coord, rttMs, uncertaintyMs }] : [];
+      return uncertaintyMs !== undefined ? [{ measurer: asked[i]!, coord, rttMs, uncertaintyMs, ...(overshootMs !== undefined ? { overshootMs } : {}) }] : [];
     });
-    this.o.log?.debug({ peer, claim: round(claim), witnesses: obs.map((x) => ({ ...round(x.coord), rtt: Math.round(x.rttMs * 100) / 100, u: x.uncertaintyMs === undefined ? null : Math.round(x.uncertaintyMs * 10) / 10, predicted: Math.round(predictRtt(claim, x.coord) * 10) / 10 })) }, 'overlay witnesses answered');
+    this.o.log?.debug({ peer, claim: round(claim), witnesses: obs.map((x) => ({ ...round(x.coord), rtt: Math.round(x.rttMs * 100) / 100, u: x.uncertaintyMs === undefined ? null : Math.round(x.uncertaintyMs * 10) / 10, o: x.overshootMs === undefined ? null : Math.round(x.overshootMs * 10) / 10, predicted: Math.round(predictRtt(claim, x.coord) * 10) / 10 })) }, 'overlay witnesses answered');
     const claimCheck = checkCoordinateClaim(claim, obs, this.o.plausibility ?? {});
     // Witnesses lie too (a coordinate claim of their own, an RTT they make up).
     // Those the triangle check blames are set aside before placing the crawler,
