@@ -9,7 +9,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
 import { CoordService } from '../../src/dht/coord-protocol.js';
 import { PeerTable } from '../../src/dht/peers.js';
-import { OverlayChecker, WitnessService, askWitness, type OverlayVerdict } from '../../src/dht/overlay-check.js';
+import { OverlayChecker, WitnessService, askWitness, ownMisfitsMs, type OverlayVerdict } from '../../src/dht/overlay-check.js';
 import { justifiedCells } from '../../src/dht/plausibility.js';
 import { Router } from '../../src/dht/router.js';
 import type { Coordinate, VivaldiNode } from '../../src/coords/index.js';
@@ -95,6 +95,21 @@ describe('overlay checks: coordinate claims and cell announcements against measu
     // A witness does not measure itself, the asker, or a peer it has never heard of.
     await expect(askWitness(router.libp2p, id('a'), id('a'))).rejects.toThrow(/unknown peer/);
     await expect(askWitness(router.libp2p, id('a'), id('router'))).rejects.toThrow(/unknown peer/);
+  });
+
+  it('a witness that has timed three crawlers reports its misfit both ways and its overshoot', async () => {
+    const e = byName.get('e')!;
+    // Crawlers e has timed (not in this mesh): one it predicts right, one too short, one too long.
+    for (const [i, x, rtt] of [[1, 10, 12], [2, 20, 27], [3, 30, 22]] as const) e.peers.note(`timed-${i}`, { coord: coord(60 + x, -40), rttMs: rtt, crawler: true });
+    try {
+      const own = ownMisfitsMs(e.claim!, e.peers.all(), id('d'))!;
+      expect(own.overshootMs).toBeGreaterThan(0);
+      const m = await askWitness(router.libp2p, id('e'), id('d'));
+      expect(m.uncertaintyMs).toBe(own.uncertaintyMs);
+      expect(m.overshootMs).toBe(own.overshootMs);
+    } finally {
+      for (const i of [1, 2, 3]) e.peers.delete(`timed-${i}`);
+    }
   });
 
   it('accepts an honest crawler: its claim predicts the measured RTTs and its cells contain it', async () => {
