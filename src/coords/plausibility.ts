@@ -98,6 +98,10 @@ export interface PlausibilityOptions {
   /** Each bound is widened by this many times a measurer's own uncertaintyMs
    * (its median misfit: an honest node's misfit exceeds 3× the median rarely). */
   uncertaintyFactor: number;
+  /** A measurer vouches for a claim (counts towards "consistent") only when its
+   * bounds are widened by at most this, ms: one whose own coordinate is
+   * further off cannot tell the claim from a lie of that size. */
+  maxVouchWidenMs: number;
 }
 
 export const DEFAULT_PLAUSIBILITY: Readonly<PlausibilityOptions> = Object.freeze({
@@ -111,6 +115,7 @@ export const DEFAULT_PLAUSIBILITY: Readonly<PlausibilityOptions> = Object.freeze
   maxTriangleFraction: 0.1,
   maxClaimError: 0.5,
   uncertaintyFactor: 3,
+  maxVouchWidenMs: 150,
 });
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
@@ -127,6 +132,7 @@ export function plausibilityOptions(partial: Partial<PlausibilityOptions> = {}):
   check(Number.isFinite(o.maxTriangleFraction) && o.maxTriangleFraction >= 0 && o.maxTriangleFraction < 1, `maxTriangleFraction must be in [0, 1), got ${o.maxTriangleFraction}`);
   check(!Number.isNaN(o.maxClaimError) && o.maxClaimError > 0, `maxClaimError must be > 0, got ${o.maxClaimError}`);
   check(Number.isFinite(o.uncertaintyFactor) && o.uncertaintyFactor >= 0, `uncertaintyFactor must be >= 0, got ${o.uncertaintyFactor}`);
+  check(o.maxVouchWidenMs >= 0, `maxVouchWidenMs must be >= 0, got ${o.maxVouchWidenMs}`);
   return o;
 }
 
@@ -148,6 +154,8 @@ export interface ClaimCheck {
   measurers: number;
   against: number;
   tooClose: number;
+  /** Measurers not against whose bounds are narrow enough to vouch for the claim (maxVouchWidenMs). */
+  vouchers: number;
   /** Measurer pairs checked and those breaking the triangle bound. */
   trianglePairs: number;
   triangleViolations: number;
@@ -188,13 +196,14 @@ export function checkCoordinateClaim(claimed: Coordinate, observations: readonly
   const dims = claimed.vec.length;
   const obs = distinctObservations(observations, dims);
   const empty: ClaimCheck = {
-    verdict: 'insufficient', reasons: [], measurers: obs.length, against: 0, tooClose: 0, trianglePairs: 0, triangleViolations: 0, outlierMeasurers: [], unexplainedViolations: 0, medianRelError: NaN, netForceMs: NaN, observations: [],
+    verdict: 'insufficient', reasons: [], measurers: obs.length, against: 0, tooClose: 0, vouchers: 0, trianglePairs: 0, triangleViolations: 0, outlierMeasurers: [], unexplainedViolations: 0, medianRelError: NaN, netForceMs: NaN, observations: [],
   };
   if (!isFiniteCoordinate(claimed)) return { ...empty, verdict: 'inconsistent', reasons: ['votes'] };
   if (claimed.error > o.maxClaimError) return { ...empty, verdict: 'unsettled' };
   if (obs.length < o.minMeasurers) return empty;
 
   const checks: ObservationCheck[] = [];
+  let vouchers = 0;
   const force = new Float64Array(dims);
   for (const ob of obs) {
     const predictedMs = predictRtt(claimed, ob.coord);
@@ -207,6 +216,7 @@ export function checkCoordinateClaim(claimed: Coordinate, observations: readonly
     const against = Math.abs(diff) > o.relTolerance * ob.rttMs + o.slackMs + widenAgainst;
     const tooClose = predictedMs < o.deflationRatio * ob.rttMs - o.slackMs - widen;
     checks.push({ measurer: ob.measurer, rttMs: ob.rttMs, predictedMs, relError: diff / ob.rttMs, against, tooClose });
+    if (!against && Math.max(widen, widenAgainst) <= o.maxVouchWidenMs) vouchers++;
     // Spring force on the claim: a measured RTT longer than predicted pushes it away from the measurer.
     let len = 0;
     for (let i = 0; i < dims; i++) len += (claimed.vec[i]! - ob.coord.vec[i]!) ** 2;
@@ -223,12 +233,17 @@ export function checkCoordinateClaim(claimed: Coordinate, observations: readonly
   if (tooClose >= o.minTooClose) reasons.push('too-close');
   if (against > o.maxAgainstFraction * obs.length) reasons.push('votes');
   if (tri.remainingPairs >= 3 && tri.unexplained > o.maxTriangleFraction * tri.remainingPairs) reasons.push('selective-delay');
+  // No fault found is no evidence when too few measurers could have found one:
+  // on a loaded loopback witnesses' own coordinates were 200–1 300 ms off, and
+  // a crawler 300 ms from its claim collected "ok" verdicts (overlay credit).
+  const verdict = reasons.length > 0 ? 'inconsistent' : vouchers >= o.minMeasurers ? 'consistent' : 'insufficient';
   return {
-    verdict: reasons.length > 0 ? 'inconsistent' : 'consistent',
+    verdict,
     reasons,
     measurers: obs.length,
     against,
     tooClose,
+    vouchers,
     trianglePairs: tri.pairs,
     triangleViolations: tri.violations,
     outlierMeasurers: tri.outliers,

@@ -157,6 +157,25 @@ describe('witnesses whose own coordinates have not settled', () => {
       expect(directional.honestFlagged, `internet, sigma ${sigma}, loaded`).toBeLessThanOrEqual(bothWays.honestFlagged);
     }
   });
+  it('cannot vouch for a claim when their own coordinates are off by more than the lie (no "ok" for a liar on a loaded machine)', () => {
+    // As the benchmark's loaded runs saw it: RTTs of tens of ms, witnesses' misfits of hundreds.
+    const at = [c([0, 0]), c([20, 10]), c([-15, 5]), c([5, -20])];
+    const obs = (u: number): RttObservation[] => at.map((co, i) => ({ measurer: `w${i}`, coord: co, rttMs: 20 + 5 * i, uncertaintyMs: u, overshootMs: u }));
+    const liar = c([300, 0]);
+    const noisy = checkCoordinateClaim(liar, obs(400));
+    expect(noisy.against).toBe(0);
+    expect(noisy.vouchers).toBe(0);
+    expect(noisy.verdict).toBe('insufficient'); // was 'consistent': overlay credit for a liar
+    expect(checkCoordinateClaim(liar, obs(400), { maxVouchWidenMs: Infinity }).verdict).toBe('consistent');
+    // Witnesses that can tell: the liar is caught, and an honest claim among them is vouched for.
+    expect(checkCoordinateClaim(liar, obs(10)).verdict).toBe('inconsistent');
+    const honest = checkCoordinateClaim(c([2, 0]), obs(10));
+    expect(honest.verdict).toBe('consistent');
+    expect(honest.vouchers).toBe(4);
+    // Settled witnesses (no uncertainty) always vouch.
+    expect(checkCoordinateClaim(c([2, 0]), at.map((co, i) => ({ measurer: `w${i}`, coord: co, rttMs: 20 + 5 * i }))).vouchers).toBe(4);
+    expect(() => plausibilityOptions({ maxVouchWidenMs: Number.NaN })).toThrow(/maxVouchWidenMs/);
+  });
   it('counts a witness whose uncertainty is unknown as a settled one, and ignores invalid uncertainties', () => {
     const w = world(1, 'loopback', 20);
     const bare = w.witnesses.map(({ uncertaintyMs: _u, overshootMs: _o, ...rest }) => rest);
