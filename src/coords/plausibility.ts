@@ -183,7 +183,8 @@ export function distinctObservations(obs: readonly RttObservation[], dims: numbe
   return [...best.values()];
 }
 
-function medianOf(xs: number[]): number {
+/** The median of xs (NaN when empty). */
+export function medianOf(xs: readonly number[]): number {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

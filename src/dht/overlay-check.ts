@@ -40,7 +40,7 @@ import type { Logger } from 'pino';
 import type { Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { predictRtt, type Coordinate, type VivaldiNode } from '../coords/index.js';
-import { checkCoordinateClaim, measuredPosition, type ClaimCheck, type PlausibilityOptions, type RttObservation } from '../coords/plausibility.js';
+import { checkCoordinateClaim, measuredPosition, medianOf, type ClaimCheck, type PlausibilityOptions, type RttObservation } from '../coords/plausibility.js';
 import { randomInt, type Rng } from '../rng.js';
 import { DEFAULT_CELLS, type CellOptions } from './cells.js';
 import { COORD_PROTOCOL } from './coord-protocol.js';
@@ -131,13 +131,7 @@ export function ownMisfitsMs(self: Coordinate, peers: readonly PeerState[], exce
     if (m > 0) overshoots.push(m);
   }
   if (misfits.length < 3) return undefined;
-  return { uncertaintyMs: median(misfits), overshootMs: overshoots.length === 0 ? 0 : median(overshoots) };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const h = s.length >> 1;
-  return s.length % 2 === 1 ? s[h]! : 0.5 * (s[h - 1]! + s[h]!);
+  return { uncertaintyMs: medianOf(misfits), overshootMs: overshoots.length === 0 ? 0 : medianOf(overshoots) };
 }
 
 /** The symmetric figure of ownMisfitsMs alone. */
