@@ -713,7 +713,7 @@ export class Overlay {
         // A dense answer: this route's sample of it (cell-search.ts providerSample),
         // perCell positions in the answer's order; else every member, chunk by chunk.
         const sampled = len > perCell;
-        if (sampled) drawSample(len, perCell, cellSampleSeed(salt, this.levels[li]!, j), this.sampleScratch);
+        if (sampled) this.drawCell(len, li, j, salt);
         const picked = this.sampleScratch.picked;
         const m = sampled ? perCell : len;
         for (let i = 0; i < m; i++) {
@@ -809,6 +809,13 @@ export class Overlay {
     return why ?? 'outside';
   }
 
+  /** The route's sample of a dense answer of `len` at block slot j of level
+   * index li, into sampleScratch.picked: the seed is the route's salt, the level
+   * and the slot (cell-search.ts cellSampleSeed), as the live Router draws it. */
+  private drawCell(len: number, li: number, j: number, salt: number): void {
+    drawSample(len, this.o.search.perCell, cellSampleSeed(salt, this.levels[li]!, j), this.sampleScratch);
+  }
+
   /** Whether slot w of `cell`'s answer (block slot j of level index li) was
    * among the route's candidates: a whole answer keeps every slot; a sampled
    * one (more than perCell) keeps the slots of the draw search() made — the
@@ -817,7 +824,7 @@ export class Overlay {
     const len = this.winLen[cell]!;
     const perCell = this.o.search.perCell;
     if (len <= perCell) return true;
-    drawSample(len, perCell, cellSampleSeed(salt, this.levels[li]!, j), this.sampleScratch);
+    this.drawCell(len, li, j, salt);
     const a0 = this.start[cell]!;
     const picked = this.sampleScratch.picked;
     for (let i = 0; i < perCell; i++) if (this.winOrder[a0 + picked[i]!] === w) return true;
