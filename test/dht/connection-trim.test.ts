@@ -3,10 +3,10 @@
 // the node; kad-dht's keep-alive tag (which made libp2p re-dial every trimmed
 // peer at once) does not survive; a node cut off from everyone dials back in.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair } from '@libp2p/crypto/keys';
 import { multiaddr } from '@multiformats/multiaddr';
 import type { Stream } from '@libp2p/interface';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { ConnectionTrimmer, KAD_KEEP_ALIVE_TAG } from '../../src/dht/connection-trim.js';
 import { PeerKeeper } from '../../src/dht/peer-keeper.js';
 import { CoordService } from '../../src/dht/coord-protocol.js';
@@ -16,7 +16,7 @@ import { VivaldiNode } from '../../src/coords/index.js';
 import { createRng } from '../../src/rng.js';
 import { waitFor } from '../../testbed/net/harness.js';
 
-const newNode = async () => createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
+const newNode = async () => loopbackLibp2p();
 const addr = (n: VolcrawlLibp2p) => n.getMultiaddrs()[0]!;
 
 describe('connection trimmer', () => {

@@ -2,8 +2,8 @@
 // it neither feeds Vivaldi nor counts toward the pace. Stalls are injected
 // through the service's lag source (no real stall, no timing).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair } from '@libp2p/crypto/keys';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { CoordService, type LagSource } from '../../src/dht/coord-protocol.js';
 import { PeerTable } from '../../src/dht/peers.js';
 import { LoopLag, VivaldiNode } from '../../src/coords/index.js';
@@ -23,8 +23,8 @@ describe('coordinate probes on a stalled event loop', () => {
   let a: VolcrawlLibp2p;
   let b: VolcrawlLibp2p;
   beforeAll(async () => {
-    a = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
-    b = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
+    a = await loopbackLibp2p();
+    b = await loopbackLibp2p();
     await a.dial(b.getMultiaddrs()[0]!);
   });
   afterAll(async () => {

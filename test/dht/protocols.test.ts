@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { UploadReceiver, uploadResult, UploadRefusedError, type UploadMessage } from '../../src/dht/upload.js';
 import { PeerRateLimiter } from '../../src/dht/rate-limit.js';
 import { CoordService } from '../../src/dht/coord-protocol.js';
@@ -28,8 +29,8 @@ describe('upload and coordinate protocols', () => {
   const got: UploadMessage[] = [];
   let refuse = false;
   beforeAll(async () => {
-    crawler = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
-    storage = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
+    crawler = await loopbackLibp2p();
+    storage = await loopbackLibp2p();
     await new UploadReceiver({
       libp2p: storage,
       onUpload: (m) => {

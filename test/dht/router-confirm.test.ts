@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import type { PrivateKey } from '@libp2p/interface';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { COORD_PROTOCOL, CoordService } from '../../src/dht/coord-protocol.js';
 import { PeerTable } from '../../src/dht/peers.js';
 import { Router } from '../../src/dht/router.js';
@@ -21,7 +22,6 @@ import { parseTask, type Task } from '../../src/crawler/task.js';
 import { VivaldiNode, type Coordinate } from '../../src/coords/index.js';
 import { createRng } from '../../src/rng.js';
 
-const lo = ['/ip4/127.0.0.1/tcp/0'];
 const at = (x: number): Coordinate => ({ vec: Float64Array.from([x, 0]), height: 0, error: 0.1 });
 const load = { running: 0, queued: 0, free: 4 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,9 +48,9 @@ describe('Router: confirming the top candidates before committing', () => {
 
   beforeAll(async () => {
     managerKey = await generateKeyPair('Ed25519');
-    manager = await createVolcrawlLibp2p({ privateKey: managerKey, listen: lo, allowPrivateAddrs: true });
+    manager = await loopbackLibp2p({ privateKey: managerKey });
     for (const [i, x] of current.entries()) {
-      const node = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: lo, allowPrivateAddrs: true });
+      const node = await loopbackLibp2p();
       const vivaldi = new VivaldiNode({ dimensions: 2 }, createRng(10 + i));
       vivaldi.coord.vec.set([x, 0]);
       vivaldi.coord.height = 0;
@@ -136,7 +136,7 @@ describe('Router: confirming the top candidates before committing', () => {
 
   it('waits at most confirmWaitMs: a slow answer does not hold the route, and updates the copy for the next one', async () => {
     // A crawler whose coordinate service answers info queries only after 1.5 s.
-    const slow = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: lo, allowPrivateAddrs: true });
+    const slow = await loopbackLibp2p();
     const slowTaken: Task[] = [];
     try {
       await slow.handle(COORD_PROTOCOL, async (stream) => {

@@ -4,7 +4,6 @@
 // two real libp2p nodes: a gzip bomb, a lying length, a forged sender field.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
-import { generateKeyPair } from '@libp2p/crypto/keys';
 import { lpStream } from '@libp2p/utils';
 import type { Manager } from '../../src/manager/manager.js';
 import { UploadRefused } from '../../src/manager/errors.js';
@@ -14,7 +13,8 @@ import type { Exchange } from '../../src/crawler/warc/exchange.js';
 import { entryRecords, serialise, type ArchiveEntry } from '../../src/crawler/warc/record.js';
 import { decodeUploadBatch, encodeUploadBatch, UploadBatchError } from '../../src/crawler/warc/upload-batch.js';
 import { ARCHIVE_PROTOCOL, ArchiveReceiver, ArchiveRefusedError, uploadArchiveBatch, type ArchiveHeader } from '../../src/dht/archive-upload.js';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { Clock, openManager, resultFor, tempDir, upload } from './helpers.js';
 
 const b = (s: string) => Buffer.from(s, 'latin1');
@@ -157,8 +157,8 @@ describe('the archive protocol', () => {
   let storage: VolcrawlLibp2p;
   const got: { header: ArchiveHeader; raw: Buffer; from: string }[] = [];
   beforeAll(async () => {
-    crawler = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
-    storage = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
+    crawler = await loopbackLibp2p();
+    storage = await loopbackLibp2p();
     const receiver = new ArchiveReceiver({
       libp2p: storage,
       onBatch: async (header, raw, from) => {

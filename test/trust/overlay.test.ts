@@ -5,8 +5,8 @@
 // plane where RTT = distance. Coordinates are held fixed (stub Vivaldi), so
 // what is tested is the check, not Vivaldi's convergence.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair } from '@libp2p/crypto/keys';
-import { createVolcrawlLibp2p, type VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { CoordService } from '../../src/dht/coord-protocol.js';
 import { PeerTable } from '../../src/dht/peers.js';
 import { OverlayChecker, WitnessService, askWitness, ownMisfitsMs, type OverlayVerdict } from '../../src/dht/overlay-check.js';
@@ -52,7 +52,7 @@ describe('overlay checks: coordinate claims and cell announcements against measu
       { name: 'router', at: [60, 20] },
     ];
     for (const s of specs) {
-      const libp2p = await createVolcrawlLibp2p({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], allowPrivateAddrs: true });
+      const libp2p = await loopbackLibp2p();
       nodes.push({ name: s.name, libp2p, peers: new PeerTable(), coords: undefined as unknown as CoordService, at: s.at, ...(s.name !== 'router' ? { claim: coord(...(s.claim ?? s.at)) } : {}) });
     }
     for (const n of nodes) byName.set(n.name, n);
