@@ -268,8 +268,17 @@ export class CoordService {
     const error = me?.error ?? Infinity;
     const cands = this.candidates();
     // Near and far only mean something once our own estimate is settling.
-    this.retag(this.neighbours.update(cands, me !== undefined && (error < 0.6 || this.pace.settled) ? me : undefined));
-    this.retag(this.neighbours.rotate(cands, performance.now()));
+    const updated = this.neighbours.update(cands, me !== undefined && (error < 0.6 || this.pace.settled) ? me : undefined);
+    const rotated = this.neighbours.rotate(cands, performance.now());
+    this.retag(updated);
+    this.retag(rotated);
+    // A member new to the set is measured in the round that adds it (as SWIM
+    // probes a new member first): a crawler heard of but gone since — a
+    // candidate until someone fails to reach it — is then dropped at once,
+    // instead of sitting in the set until a random pick of the slow, settled
+    // pace happens to land on it (minutes with 16 members at one probe a 30 s
+    // round), and a live newcomer gets its first sample without waiting.
+    for (const id of [...updated.added, ...rotated.added]) this.verify.add(id);
     const verify = [...this.verify].filter((id) => this.neighbours.has(id));
     this.verify.clear();
     const picked = this.neighbours.pick(this.pace.fanout(this.busy));
@@ -302,7 +311,11 @@ export class CoordService {
     if (!this.running) return;
     const maxInflight = this.pace.opts.fastFanout * 4;
     for (const id of this.pick()) {
-      if (this.inflight >= maxInflight) break;
+      // Past the in-flight bound, a member owed a probe keeps it for the next round.
+      if (this.inflight >= maxInflight) {
+        if (this.neighbours.has(id)) this.verify.add(id);
+        continue;
+      }
       this.inflight++;
       void this.probe(id)
         .then(() => this.probesOk++)

@@ -104,7 +104,13 @@ describe(`neighbour set and connection bounds under churn (${N} nodes)`, () => {
     }
     const lateIds = new Set(late.map((n) => n.peerId));
     since = Date.now();
-    await waitFor(() => [...live].every((n) => !n.coords.neighbours.members().some((id) => goneIds.has(id))), 180_000, 'departed peers to leave every neighbour set');
+    const holding = () =>
+      [...live].flatMap((n) =>
+        n.coords.neighbours.members().filter((id) => goneIds.has(id)).map((id) => `${n.peerId.slice(-6)} holds ${id.slice(-6)} (down ${n.peers.get(id)?.down}, connected ${n.libp2p.getConnections().some((c) => c.remotePeer.toString() === id)}, probes ${n.coords.probesOk} ok / ${n.coords.probesFailed} failed)`),
+      );
+    await waitFor(() => holding().length === 0, 180_000, 'departed peers to leave every neighbour set').catch(() => {
+      throw new Error(`departed peers still in neighbour sets: ${holding().join('; ')}`);
+    });
     await waitFilled(() => late, 'newcomers to fill their sets');
     await waitFor(() => [...live].some((n) => !lateIds.has(n.peerId) && n.coords.neighbours.members().some((id) => lateIds.has(id))), 180_000, 'a newcomer in an older node\'s set');
     let last: string[] = [];
