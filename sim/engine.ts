@@ -361,6 +361,6 @@ export function simulate(world: World, opts: RunOptions): StrategyResult {
     events,
     wallSeconds: (performance.now() - wall0) / 1000,
     forwards: router.forwards,
-    routingStats: router.stats(),
+    routingStats: router.stats(pagesByCrawler, T),
   });
 }

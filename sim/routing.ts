@@ -25,6 +25,7 @@ import type { FlatCoords } from './flat-coords.js';
 import type { World } from './world.js';
 import { crawlerCoords, hostCoords, hostCrawlerRtt, predictedHostCrawler } from './world.js';
 import { OriginIndex } from './origin-index.js';
+import { imbalanceYardsticks, OnlineMinutes } from './imbalance.js';
 
 export type Routing = 'coord' | 'hash';
 
@@ -115,6 +116,9 @@ export interface RoutingStats {
   candidatesPerTask: number;
   /** Why sampled routes missed the oracle's crawler (coordinate routing only). */
   diagnosis?: RoutingDiagnosis;
+  /** Yardsticks beside the load imbalance (sim/imbalance.ts), when stats() is given the pages per crawler. */
+  loadImbalanceIdeal?: number;
+  loadImbalancePerCapacity?: number;
 }
 
 class Samples {
@@ -164,6 +168,10 @@ export interface RoutingDiagnosis {
    * least predicted RTT instead (the oracle's yardstick with queues heeded):
    * near the run's own p90, the policy does what capacity allows. */
   p90IfRoomOracle: number;
+  /** The 'full' routes by the forwarding hops that placed them (index 0: the
+   * manager's own choice), each with the chosen crawler's RTT ÷ the nearest
+   * crawler with room's (median, p90): where the policy loses to that yardstick. */
+  fullByHop: { count: number; overRoomOracleMedian: number; overRoomOracleP90: number }[];
 }
 
 export interface SimRouterOptions {
@@ -206,6 +214,8 @@ export class SimRouter {
   private readonly forders: Int32Array[];
   private readonly refusedBy: Int32Array;
   private walk = 0;
+  /** Forwarding hops of the last task placed (the diagnosis' fullByHop). */
+  private lastHops = 0;
   private candidateSum = 0;
   private readonly kNearestRtt: Float64Array;
   private readonly topScores: Float64Array;
@@ -239,7 +249,12 @@ export class SimRouter {
   private missClass = new Int8Array(1024);
   /** Each sample's stretch had it gone to the crawler with room of least predicted RTT (NaN unless 'full'). */
   private readonly roomOracle = new Samples();
+  /** Per 'full' sample: the hops that placed it, and its RTT ÷ the nearest crawler with room's. */
+  private readonly fullHops = new Samples();
+  private readonly fullOverRoom = new Samples();
   private readonly rttSums = { chosen: 0, oracle: 0, best: 0, hash: 0 };
+  /** Each crawler's online minutes (the load imbalance's yardsticks). */
+  private readonly onlineMinutes: OnlineMinutes;
 
   constructor(
     private readonly world: World,
@@ -290,22 +305,26 @@ export class SimRouter {
     this.refusedBy = new Int32Array(C);
     this.byOrigin = new OriginIndex(world);
     this.sampleEvery = Math.max(1, Math.floor(opts.expectedRoutes / Math.max(1, opts.stretchSamples)));
+    this.onlineMinutes = new OnlineMinutes(C);
   }
 
   join(c: number, t: number): void {
     this.ring.add(c);
     this.overlay.join(c, t);
     this.byOrigin.add(c);
+    this.onlineMinutes.join(c, t);
   }
 
   leave(c: number, t: number): void {
     this.ring.remove(c);
     this.overlay.leave(c, t);
     this.byOrigin.remove(c);
+    this.onlineMinutes.leave(c, t);
   }
 
   close(t: number): void {
     this.overlay.close(t);
+    this.onlineMinutes.close(t);
   }
 
   /**
@@ -424,6 +443,7 @@ export class SimRouter {
     this.sends++;
     if (this.crawlers.accept(s, c, t)) {
       this.placed++;
+      this.lastHops = hops;
       if (hops > 0) {
         this.forwarded++;
         this.hopSum += hops;
@@ -569,7 +589,12 @@ export class SimRouter {
       this.missClass = b;
     }
     this.missClass[i] = by === oracle || !this.coord ? -1 : MISS_CLASSES.indexOf(this.missOf(oracle));
-    this.roomOracle.push(this.missClass[i] === MISS_CLASSES.indexOf('full') ? hostCrawlerRtt(this.world, h, this.nearestWithRoom(h, by)) / best : NaN);
+    const room = this.missClass[i] === MISS_CLASSES.indexOf('full') ? hostCrawlerRtt(this.world, h, this.nearestWithRoom(h, by)) : NaN;
+    this.roomOracle.push(room / best);
+    if (!Number.isNaN(room)) {
+      this.fullHops.push(this.lastHops);
+      this.fullOverRoom.push(chosen / room);
+    }
     this.stretch.push(chosen / best);
     this.oracle.push(ora / best);
     this.hash.push(hash / best);
@@ -657,10 +682,22 @@ export class SimRouter {
     const alt = new Float64Array(n);
     for (let i = 0; i < n; i++) alt[i] = miss[i] === full ? room[i]! : st[i]!;
     const p90IfRoomOracle = n > 0 ? quantileSorted(alt.sort(), 0.9) : 0;
-    return { sampled: n, oracleTaken, classes, p90IfOracleLoadTrade: p90If((x) => x === load || x === full), p90IfRoomOracle };
+    return { sampled: n, oracleTaken, classes, p90IfOracleLoadTrade: p90If((x) => x === load || x === full), p90IfRoomOracle, fullByHop: this.fullByHop() };
   }
 
-  stats(): RoutingStats {
+  private fullByHop(): RoutingDiagnosis['fullByHop'] {
+    const hops = this.fullHops.values();
+    const over = this.fullOverRoom.values();
+    return Array.from({ length: this.policy.maxHops + 1 }, (_, k) => {
+      const mine = Float64Array.from(over.filter((_, i) => hops[i] === k)).sort();
+      const q = (p: number) => (mine.length > 0 ? quantileSorted(mine, p) : 0);
+      return { count: mine.length, overRoomOracleMedian: q(0.5), overRoomOracleP90: q(0.9) };
+    });
+  }
+
+  /** The run's routing figures; with `pages` (pages fetched per crawler over
+   * a run of runMinutes), the load imbalance's yardsticks too. */
+  stats(pages?: ArrayLike<number>, runMinutes = 0): RoutingStats {
     const s = this.stretch.sorted();
     const o = this.oracle.sorted();
     const hs = this.hash.sorted();
@@ -712,7 +749,20 @@ export class SimRouter {
       staleRecords: ov.staleRecords,
       candidatesPerTask: this.coord ? per(this.candidateSum) : 0,
       diagnosis: this.diagnosis(),
+      ...(pages !== undefined ? this.imbalanceYardsticks(pages, runMinutes) : {}),
     };
+  }
+
+  private imbalanceYardsticks(pages: ArrayLike<number>, runMinutes: number): Pick<RoutingStats, 'loadImbalanceIdeal' | 'loadImbalancePerCapacity'> {
+    const w = this.world;
+    let bytes = 0;
+    let n = 0;
+    for (let h = 0; h < w.pages.length; h++) {
+      bytes += w.bytes[h]!;
+      n += w.pages[h]!;
+    }
+    const y = imbalanceYardsticks(pages, this.onlineMinutes.minutes, runMinutes, { bandwidthKbps: w.bandwidthKbps, threads: w.config.threads, waitMs: w.config.waitMs, meanPageBytes: n > 0 ? bytes / n : 0 });
+    return { loadImbalanceIdeal: y.ideal, loadImbalancePerCapacity: y.perCapacity };
   }
 
   /** Forwarded tasks and their hops (the engine's `forwards` and `meanForwardHops`). */

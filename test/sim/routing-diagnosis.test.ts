@@ -49,7 +49,11 @@ describe('where the oracle’s crawler stood in the search', () => {
   it('a short run: every sampled route is the oracle’s or in one class; without the rule more are unannounced', () => {
     const run = (sparseCoarser: boolean) => {
       const r = runScenario({ scenario: 'ruc', strategies: ['iir'], routing: 'coord', seed: 1, quick: true, steps: 600, model: FAITHFUL_MODEL, config: { overlay: { search: { ...cellSearchOptions(), sparseCoarser } } } });
-      return r.strategies.iir!.routingStats.diagnosis!;
+      const x = r.strategies.iir!.routingStats;
+      // The load imbalance's yardsticks come with the run (sim/imbalance.ts).
+      expect(x.loadImbalanceIdeal).toBeGreaterThan(0);
+      expect(x.loadImbalancePerCapacity).toBeGreaterThan(0);
+      return x.diagnosis!;
     };
     const on = run(true);
     const off = run(false);
@@ -60,6 +64,10 @@ describe('where the oracle’s crawler stood in the search', () => {
       for (const k of MISS_CLASSES) expect(d.classes[k].p90IfOracle).toBeGreaterThan(0);
       // Sent to the nearest crawler with room, a full route's stretch is never below the oracle's own.
       expect(d.p90IfRoomOracle).toBeGreaterThanOrEqual(d.classes.full.p90IfOracle);
+      // Every 'full' route was placed at some hop within the limit, each bucket with its ratio.
+      expect(d.fullByHop.length).toBe(4);
+      expect(d.fullByHop.reduce((a, b) => a + b.count, 0)).toBe(d.classes.full.count);
+      for (const b of d.fullByHop) if (b.count > 0) expect(b.overRoomOracleP90).toBeGreaterThanOrEqual(b.overRoomOracleMedian);
     }
     expect(off.classes.unannounced.count).toBeGreaterThan(2 * on.classes.unannounced.count);
   });
