@@ -26,6 +26,15 @@
 // crawler forwards it to a neighbour with room, and a crawler's neighbours
 // (its peer table) are exactly what the manager's search lacks. In the
 // simulator this halves the RTT penalty of overflow (docs/sim.md, "Hot spots").
+// The bound is 4 since session 11 (2 before): where the nearest crawlers are
+// all full, the walk through full neighbours often ends at the last hop on
+// whichever crawler with room the last one knows — at paper scale 15 % of the
+// sampled routes, at 1.7–1.8× the RTT of the nearest crawler with room (median;
+// 8.8–10.3× at p90: routing.diagnosis.fullByHop) — while the search had
+// found a crawler with room 2–4× as far as the nearest. With 4: stretch p90
+// 1.41/1.48/1.29× → 1.34/1.43/1.23× the oracle's (ruc IIR, 10 000 steps, seeds
+// 1–3), completed tasks +4.7/+2.1/+0.4 %; no bound at all gains more p90 on
+// two seeds but loses 16 % of the tasks on the third (docs/sim.md "Spill 4").
 //
 // Forwarding. A crawler whose queue is full forwards the order unchanged to
 // the crawlers it knows in the same placement order — one with room within the
@@ -74,7 +83,7 @@ export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.free
   maxHops: 3,
   forwardFanout: 3,
   forwardAnchor: 'host',
-  spill: 2,
+  spill: 4,
 });
 
 /** The load fraction of a crawler whose load is unknown. */

@@ -48,8 +48,20 @@ describe('placement policy: which crawler gets a task', () => {
       { id: 'full-nearer', coord: at(2, 0, 5), load: full },
       { id: 'room-within-spill', coord: at(12, 0, 5), load: busy(5, 4) },
     ];
-    // nearest RTT 12 ms, spill 2: room up to 24 ms counts as near.
+    // nearest RTT 12 ms, spill 4: room up to 48 ms counts as near.
     expect(rankCandidates(host, cands, policy)).toEqual(['room-within-spill', 'full-nearer', 'full-near']);
+  });
+
+  it('a crawler with room 3× as far as the full nearest ones takes the task (spill 4, since session 11), not a walk through full neighbours', () => {
+    const cands: Candidate[] = [
+      { id: 'full-nearer', coord: at(2, 0, 5), load: full },
+      { id: 'full-near', coord: at(5, 0, 5), load: full },
+      { id: 'room-3x', coord: at(26, 0, 5), load: busy(5, 2) },
+    ];
+    // 36 ms against the nearest's 12: within 4×, so before the full ones.
+    expect(rankCandidates(host, cands, policy)).toEqual(['room-3x', 'full-nearer', 'full-near']);
+    // The bound before session 11 (2×) sent it to the nearest, full, to forward.
+    expect(rankCandidates(host, cands, placementOptions({ spill: 2 }))).toEqual(['full-nearer', 'full-near', 'room-3x']);
   });
 
   it('hot spot: beyond the spill bound the nearest crawlers come first, full or not, so a neighbour of theirs takes the task', () => {
@@ -57,7 +69,7 @@ describe('placement policy: which crawler gets a task', () => {
       { id: 'room-far', coord: at(300, 0, 5), load: idle },
       { id: 'full-near', coord: at(5, 0, 5), load: full },
       { id: 'full-nearer', coord: at(2, 0, 5), load: full },
-      { id: 'room-beyond-spill', coord: at(30, 0, 5), load: idle },
+      { id: 'room-beyond-spill', coord: at(50, 0, 5), load: idle },
     ];
     expect(rankCandidates(host, cands, policy)).toEqual(['full-nearer', 'full-near', 'room-beyond-spill', 'room-far']);
     // Without the bound, any crawler with room goes first however far it is.
@@ -104,10 +116,13 @@ describe('placement policy: forwarding from a full crawler', () => {
   ];
 
   it('forwards within the hop limit in placement order, at most forwardFanout: room near the host first, then the nearest, full or not', () => {
-    // near-host has room within 2× the nearest RTT; then by RTT from the host: the full
-    // neighbour (it forwards on through its own peers), then the idle one farther away.
+    // near-host and the idle one farther away have room within 4× the nearest RTT (13 ms),
+    // by score; then by RTT from the host: the full neighbour (it forwards on through its own peers).
     const d = forward({ hops: 0, host, self }, known, policy);
-    expect(d).toEqual({ kind: 'forward', hops: 1, targets: ['near-host', 'full-neighbour', 'near-self-away-from-host'] });
+    expect(d).toEqual({ kind: 'forward', hops: 1, targets: ['near-host', 'near-self-away-from-host', 'full-neighbour'] });
+    // With spill 2 (26 ms) the idle one (32 ms) is beyond the bound: the full neighbour, nearer, comes first.
+    const two = forward({ hops: 0, host, self }, known, placementOptions({ spill: 2 }));
+    expect(two).toEqual({ kind: 'forward', hops: 1, targets: ['near-host', 'full-neighbour', 'near-self-away-from-host'] });
     // At the last hop only crawlers with room count: the receiver could not forward again.
     const last = forward({ hops: policy.maxHops - 1, host, self }, known, policy);
     expect(last).toEqual({ kind: 'forward', hops: policy.maxHops, targets: ['near-host', 'near-self-away-from-host', 'far'] });
