@@ -370,9 +370,12 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     const routing = j.strategies.iir!.routing;
     expect(Object.keys(routing)).toEqual([
       'policy', 'stretchMedian', 'stretchP90', 'oracleStretchMedian', 'oracleStretchP90', 'hashStretchMedian',
-      'loadImbalance', 'loadImbalanceSameBandwidth', 'threadUtilisation', 'dhtOpsPerTask', 'dhtMessagesPerTask',
-      'forwardHopsMean', 'noCrawler', 'diagnosis',
+      'loadImbalance', 'loadImbalanceSameBandwidth', 'loadImbalanceIdeal', 'loadImbalancePerCapacity', 'threadUtilisation',
+      'dhtOpsPerTask', 'dhtMessagesPerTask', 'forwardHopsMean', 'noCrawler', 'diagnosis',
     ]);
+    // The imbalance's yardsticks (sim/imbalance.ts): pages ∝ capacity, and pages ÷ capacity.
+    expect(routing.loadImbalanceIdeal as number).toBeGreaterThan(0);
+    expect(routing.loadImbalancePerCapacity as number).toBeGreaterThan(0);
     // Why sampled routes missed the oracle's crawler (sim/routing.ts): the classes and the oracle's add up.
     const diag = routing.diagnosis as unknown as { sampled: number; oracleTaken: number; classes: Record<string, { count: number }> };
     expect(diag.oracleTaken + Object.values(diag.classes).reduce((a, c) => a + c.count, 0)).toBe(diag.sampled);
