@@ -21,6 +21,9 @@ export interface PeerState {
    * reply carries load only, and a crawler that receives a task a minute would
    * otherwise keep the coordinate it had when we first met it (#18). */
   coordAt?: number;
+  /** When `load` was last learned (performance.now): a coordinate-only note
+   * refreshes `seenAt` but not the load (the manager's load aggregate ages on this). */
+  loadAt?: number;
   /** A crawler (runs tasks) rather than a manager or storage node. */
   crawler: boolean;
   /** Said goodbye or failed to answer: not a routing candidate until heard again. */
@@ -63,7 +66,10 @@ export class PeerTable {
       p.coord = patch.coord;
       p.coordAt = performance.now();
     }
-    if (patch.load !== undefined) p.load = patch.load;
+    if (patch.load !== undefined) {
+      p.load = patch.load;
+      p.loadAt = performance.now();
+    }
     if (patch.rttMs !== undefined) p.rttMs = p.rttMs === undefined ? patch.rttMs : 0.7 * p.rttMs + 0.3 * patch.rttMs;
     if (patch.crawler !== undefined) p.crawler = patch.crawler;
     p.seenAt = performance.now();

@@ -28,11 +28,6 @@ export class StoreLockedError extends Error {
   override readonly name = 'StoreLockedError';
 }
 
-/** A recrawl strategy the manager cannot run (CAF: it steers on load reports the manager does not collect). */
-export class UnsupportedStrategyError extends Error {
-  override readonly name = 'UnsupportedStrategyError';
-}
-
 /** An operator API token that cannot be used (too short, unprintable). */
 export class ApiTokenError extends Error {
   override readonly name = 'ApiTokenError';

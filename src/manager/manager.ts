@@ -11,7 +11,7 @@ import type { ChannelDefaults } from './domain/channel.js';
 import { DEFAULT_GROUPING, type GroupingOptions } from './domain/estimator.js';
 import { zeroCounters } from './domain/records.js';
 import { InFlightSet } from './domain/in-flight.js';
-import { assertManagerStrategy, DEFAULT_GROUP_INTERVALS, Scheduler } from './domain/scheduler.js';
+import { DEFAULT_GROUP_INTERVALS, Scheduler } from './domain/scheduler.js';
 import { ArchiveService, type ArchiveRecordSink } from './services/archive.js';
 import { CandidateService } from './services/candidates.js';
 import { ChannelService } from './services/channels.js';
@@ -107,8 +107,6 @@ export class Manager {
     const log = opts.log ?? pino({ level: 'silent' });
     const clock = opts.clock ?? Date.now;
     const groupIntervals = opts.groupIntervals ?? DEFAULT_GROUP_INTERVALS;
-    // Before the database is created (a stored 'caf' state is refused by the Scheduler).
-    assertManagerStrategy(opts.strategy ?? opts.recrawl?.strategy);
     const repos = await Repositories.open(opts.dataDir, { sync: opts.sync, groups: groupIntervals.length });
     try {
       const meta = await repos.meta.recrawl();
@@ -139,7 +137,9 @@ export class Manager {
         archive: archive !== null ? new ArchiveService(core, tasks, archive) : null,
         trust: await TrustService.open(core, opts.trust),
       });
-      if (meta === undefined) await repos.commit([repos.meta.recrawlOp(sched.meta())]);
+      // A new database, or options given at open that differ from the stored ones (a switch of
+      // strategy): stored now, so a later open without them keeps them.
+      if (meta === undefined || JSON.stringify(meta.options) !== JSON.stringify(sched.state.options)) await repos.commit([repos.meta.recrawlOp(sched.meta())]);
       log.info({ channels: sched.size, active, strategy: sched.state.options.strategy }, 'manager state restored');
       return m;
     } catch (err) {

@@ -25,6 +25,8 @@ import type { Manager } from './manager.js';
 import type { DispatchResult, IssuedTask } from './services/tasks.js';
 import { VolunteerStates } from './volunteer-states.js';
 import { OwnerBlocks } from './owner-blocks.js';
+import { aggregateLoad, DEFAULT_CRAWLER_LOAD, type CrawlerLoad, type CrawlerLoadOptions } from './crawler-load.js';
+import { LoadSurvey } from './load-survey.js';
 
 /** The libp2p options the manager takes; its connection limit and timeouts
  * stay at createVolcrawlLibp2p's defaults. */
@@ -41,6 +43,10 @@ export interface ManagerNodeOptions extends ManagerLibp2pOptions {
   overlayCheckTtlMs?: number;
   /** How often every known crawler is looked at for an overlay check that is due, ms. */
   overlaySweepMs?: number;
+  /** How often crawlers whose load copy is older than this are asked for it (load-survey.ts), ms. */
+  loadSurveyMs?: number;
+  /** The bounds on the crawlers' load reports CAF steers on (crawler-load.ts). */
+  crawlerLoad?: Partial<CrawlerLoadOptions>;
   log: Logger;
 }
 
@@ -63,6 +69,8 @@ export class ManagerNode {
   readonly pushFailures = new PushFailures();
   /** (host, volunteer) pairs whose owner blocks the host: no order for it goes there. */
   readonly ownerBlocks = new OwnerBlocks();
+  /** Keeps the copies of the crawlers' loads current (CAF steers on their sum). */
+  readonly loadSurvey: LoadSurvey;
   private stateReceiver: StateReceiver | undefined;
   private readonly o: ManagerNodeOptions;
   private running = 0;
@@ -87,6 +95,7 @@ export class ManagerNode {
       onVerdict: (v) => void this.overlayOutcome(v),
       log: o.log,
     });
+    this.loadSurvey = new LoadSurvey({ peers: this.peers, coords: this.coords, ...(o.loadSurveyMs !== undefined ? { periodMs: o.loadSurveyMs } : {}) });
     // A pull shows the volunteer alive (a failed push marked it down): listed again, never pushed to while it pulls.
     this.pulls = new PullDesk({ libp2p, coordOf: (peer) => this.peers.get(peer)?.coord, onPull: (peer) => this.peers.note(peer, { crawler: true }), log: o.log });
     this.router = new Router({ libp2p, peers: this.peers, coords: this.coords, cacheTtlMs: o.routerCacheTtlMs, overlay: this.overlay, onPush: (peer, answered) => this.pushed(peer, answered), log: o.log });
@@ -126,6 +135,8 @@ export class ManagerNode {
       },
     });
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
+    o.manager.tasks.loadSource = () => node.crawlerLoad().load;
+    node.loadSurvey.start();
     o.manager.trust.network = { candidates: () => node.volunteers(), dispatchTo: (t, peer, opts) => node.dispatchTo(t, peer, opts) };
     o.manager.trust.checks.startSweep();
     node.overlayTimer = setInterval(() => {
@@ -152,6 +163,11 @@ export class ManagerNode {
   /** Crawlers this node has heard from (coordinate probes, info replies, task replies). */
   crawlers(): PeerState[] {
     return this.peers.all().filter((p) => p.crawler && !p.down);
+  }
+
+  /** The crawlers' load summed over those heard from recently, each report bounded (crawler-load.ts). */
+  crawlerLoad(now = performance.now()): CrawlerLoad {
+    return aggregateLoad(this.peers.all(), now, { ...DEFAULT_CRAWLER_LOAD, ...this.o.crawlerLoad });
   }
 
   private async slot(): Promise<void> {
@@ -311,6 +327,8 @@ export class ManagerNode {
 
   async stop(): Promise<void> {
     this.o.manager.tasks.dispatch = null;
+    this.o.manager.tasks.loadSource = null;
+    this.loadSurvey.stop();
     this.o.manager.trust.network = null;
     this.o.manager.trust.checks.stopSweep();
     if (this.overlayTimer !== undefined) clearInterval(this.overlayTimer);

@@ -9,9 +9,8 @@ import pino, { type Logger } from 'pino';
 import { defaultDataDir, loadOrCreateIdentity } from '../node/identity.js';
 import { STRATEGIES, type StrategyName } from '../recrawl/index.js';
 import { startApi, type ApiServer } from './api/server.js';
-import { StoreLockedError, UnsupportedStrategyError } from './errors.js';
+import { StoreLockedError } from './errors.js';
 import { Manager, type ManagerOptions } from './manager.js';
-import { assertManagerStrategy } from './domain/scheduler.js';
 import { ManagerNode } from './network.js';
 import { ArchiveWriter, WarcExporter } from './warc.js';
 import { DEFAULT_WARC_MAX_BYTES } from '../crawler/warc/files.js';
@@ -101,7 +100,6 @@ export interface RunningManager {
 
 /** Starts everything; used by the CLI and the tests. */
 export async function startManager(flags: ServeFlags, log: Logger, extra: Partial<ManagerOptions> = {}): Promise<RunningManager> {
-  assertManagerStrategy(flags.strategy); // before anything is created in the data directory
   const warc = flags.warc ? new WarcExporter(join(flags.dataDir, 'warc'), flags.warcMaxSize) : null;
   const archive = flags.archive === 'full' ? new ArchiveWriter(join(flags.dataDir, 'warc'), flags.warcMaxSize) : null;
   const closeWarc = async () => {
@@ -213,7 +211,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--api-token <token>', 'bearer token the operator API requires, even on loopback (default: generated into <data-dir>/api-token when needed)').env(TOKEN_ENV))
     .option('--require-token', 'require the bearer token on loopback too (shared machines)', false)
     .option('--allowed-host <name>', 'another Host name the operator API answers to, "name" or "name:port" (repeatable; e.g. behind a reverse proxy)', allowedHostArg)
-    .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')}`, strategyArg, 'iir')
+    .option('--strategy <name>', `recrawl strategy: ${STRATEGIES.join(' | ')} (caf steers on the load volunteers report; applies at every start, a stored database switches to it)`, strategyArg, 'caf')
     .option('--rate-cap <x>', "cap each channel's recrawl rate at x times its estimated change rate (paper §4.3; 'off' for no cap)", rateCapArg, 2)
     .option('--lan', 'keep private/loopback addresses in the DHT (a LAN-only or single-host network)', false)
     .option('--no-warc', 'do not write the text export (<data-dir>/warc/volcrawl-text-*.warc.gz: WET-like conversion records, a .cdxj index beside each)')
@@ -246,10 +244,6 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     if (err instanceof StoreLockedError) {
       process.stderr.write(`dht-manager serve: ${err.message}\n`);
       process.exit(1);
-    }
-    if (err instanceof UnsupportedStrategyError) {
-      process.stderr.write(`dht-manager serve: ${err.message}\n`);
-      process.exit(2);
     }
     throw err;
   }

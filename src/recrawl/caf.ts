@@ -4,7 +4,7 @@
 import { allocateFrequencies, type AllocationGroup } from './freshness-allocation.js';
 import { resetWindow, type RoundReport } from './round.js';
 import type { RecrawlState } from './state.js';
-import { groupTally } from './tally.js';
+import { groupTally, type GroupTally } from './tally.js';
 
 /**
  * CAF, capacity-aware freshness (ours). Two jobs, kept apart:
@@ -25,11 +25,14 @@ import { groupTally } from './tally.js';
  *    measured mean download time, and none recrawled less often than once per
  *    `cafMaxStretch` change intervals.
  * The first round starts from the current intervals' demand Σ n_g t̄_g / I_g.
+ * `tally` is the per-group tally at `now`: summed over `state.channels` unless
+ * given (a manager, which holds no channel resident, passes window-stats.ts's
+ * `IcrScan.inputs`).
  */
-export function reassignCAF(state: RecrawlState, now: number): RoundReport {
+export function reassignCAF(state: RecrawlState, now: number, tally: GroupTally = groupTally(state, now)): RoundReport {
   const o = state.options;
   const k = state.groups.length;
-  const { members, changeSum, tSum, tKnown, allT, allN, sub, suc } = groupTally(state, now);
+  const { members, changeSum, tSum, tKnown, allT, allN, sub, suc } = tally;
   const rate = sub > 0 ? suc / sub : null;
   const current = state.groups.map((g) => g.interval);
   if (allN === 0) {

@@ -20,10 +20,13 @@
 // ICR also reads each channel's update rate at the round's time (channelHistory's
 // rate depends on `now`), which no fixed set of running sums gives: `IcrScan`
 // accumulates those inputs, exactly, over a pass through the records at the round;
-// its window counts (in all and per group) are the aggregates' integers.
+// its window counts (in all and per group) are the aggregates' integers. CAF reads
+// the same tally plus each group's sum of change intervals (tally.ts's GroupTally),
+// which the same pass sums.
 import { channelHistory, type IcrInputs } from './icr.js';
 import { historyInterval, type IirInputs } from './iir.js';
 import type { ChannelRecord, RecrawlState } from './state.js';
+import type { GroupTally } from './tally.js';
 
 /** An exact floating-point sum: non-overlapping partials, smallest magnitude first. */
 export type ExactSum = number[];
@@ -131,10 +134,11 @@ export function triggerCounts(stats: readonly GroupStats[]): { topCount: number;
   return { topCount: stats[0]?.members ?? 0, triggerCount: stats[0]?.over ?? 0 };
 }
 
-/** ICR's inputs over a pass through the channel records at time `now`, summed exactly
- * (so the pass may visit the records in any order). Window counts come from the aggregates. */
+/** ICR's and CAF's inputs over a pass through the channel records at time `now`, summed
+ * exactly (so the pass may visit the records in any order). Window counts come from the aggregates. */
 export class IcrScan {
   private readonly tSum: ExactSum[];
+  private readonly changeSum: ExactSum[];
   private readonly tKnown: number[];
   private readonly members: number[];
   private readonly allT: ExactSum = [];
@@ -147,12 +151,14 @@ export class IcrScan {
   ) {
     const k = state.groups.length;
     this.tSum = Array.from({ length: k }, () => []);
+    this.changeSum = Array.from({ length: k }, () => []);
     this.tKnown = new Array<number>(k).fill(0);
     this.members = new Array<number>(k).fill(0);
   }
 
   add(c: ChannelRecord): void {
     this.members[c.group]! += 1;
+    exactAdd(this.changeSum[c.group]!, c.changeInterval);
     const h = channelHistory(c, this.now, this.state.groups[c.group]!.interval);
     if (h.meanDownload === null) return;
     exactAdd(this.tSum[c.group]!, h.meanDownload);
@@ -162,8 +168,9 @@ export class IcrScan {
     exactAdd(this.load, h.rate * h.meanDownload);
   }
 
-  inputs(stats: readonly GroupStats[]): IcrInputs {
+  inputs(stats: readonly GroupStats[]): IcrInputs & Pick<GroupTally, 'changeSum'> {
     return {
+      changeSum: this.changeSum.map(exactValue),
       tSum: this.tSum.map(exactValue),
       tKnown: [...this.tKnown],
       members: [...this.members],

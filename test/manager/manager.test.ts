@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Manager } from '../../src/manager/manager.js';
-import { ConflictError, UnsupportedStrategyError, UploadRefused, ValidationError } from '../../src/manager/errors.js';
+import { ConflictError, UploadRefused, ValidationError } from '../../src/manager/errors.js';
 import { MINUTE, Scheduler } from '../../src/manager/domain/scheduler.js';
 import { Clock, openManager, resultFor, tempDir, upload } from './helpers.js';
 import { generateKeyPair } from '@libp2p/crypto/keys';
@@ -39,12 +39,25 @@ async function setup(extra = {}) {
 }
 
 describe('channel database', () => {
-  it('refuses CAF (no crawler load reports): when asked for, and in a stored state', async () => {
+  it('runs CAF; a database stored under another strategy switches to the one given at open, keeping its group intervals and window', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    await expect(openManager(t.dir, new Clock(), { strategy: 'caf' })).rejects.toThrow(UnsupportedStrategyError);
-    const meta = new Scheduler().meta();
-    expect(() => new Scheduler({}, 0, { ...meta, options: { ...meta.options, strategy: 'caf' } })).toThrow(/caf needs crawler load reports the manager does not collect yet/);
+    const clock = new Clock();
+    let m = await openManager(t.dir, clock, { strategy: 'iir' });
+    await m.channels.add({ url: 'http://a.test/' });
+    m.sched.state.groups[0]!.interval = 42; // as an IIR round would leave it
+    await m.repos.commit([m.repos.meta.recrawlOp(m.sched.meta())]);
+    await m.close();
+    m = await openManager(t.dir, clock, { strategy: 'caf' });
+    expect(m.sched.state.options.strategy).toBe('caf');
+    expect(m.sched.needsScan).toBe(true);
+    expect(m.sched.state.groups[0]!.interval).toBe(42);
+    expect(m.sched.size).toBe(1);
+    await m.close();
+    // without a strategy given, the stored one stays
+    m = await openManager(t.dir, clock);
+    expect(m.sched.state.options.strategy).toBe('caf');
+    await m.close();
   });
 
   it('adds, lists, updates and deletes channels; validates every field', async () => {

@@ -24,6 +24,8 @@ import {
   applyIIR,
   channelInterval,
   createRecrawlState,
+  observeLoad,
+  reassignCAF,
   recordFailure,
   recordSubmit,
   recordSuccess,
@@ -32,6 +34,7 @@ import {
   type RecrawlState,
   type RoundReport,
   shouldReassign,
+  type SystemLoad,
 } from '../../src/recrawl/index.js';
 import { IcrScan, iirInputsOf, statsOf, type GroupStats } from '../../src/recrawl/window-stats.js';
 import { compareDue } from '../../src/manager/domain/due-order.js';
@@ -388,16 +391,19 @@ export class ReferenceScheduler {
   }
 
   /** Runs the strategy's reassignment when its trigger fires, from exact sums over
-   * every resident record. */
-  maybeReassign(nowMs: number): RoundReport | null {
+   * every resident record; CAF with the crawlers' load `load` (null: none heard). */
+  maybeReassign(nowMs: number, load: SystemLoad | null = null): RoundReport | null {
     const st = this.state;
     const now = toMin(nowMs);
     if (!shouldReassign(st, now)) return null;
     if (st.options.strategy === 'iir') return applyIIR(st, iirInputsOf(this.groupStats()), now);
-    if (st.options.strategy !== 'icr') return null;
+    if (st.options.strategy !== 'icr' && st.options.strategy !== 'caf') return null;
     const scan = new IcrScan(st, now);
     for (const c of st.channels) scan.add(c);
-    return applyICR(st, scan.inputs(this.groupStats()), now);
+    if (st.options.strategy === 'icr') return applyICR(st, scan.inputs(this.groupStats()), now);
+    if (load === null) st.load = null;
+    else observeLoad(st, load);
+    return reassignCAF(st, now, scan.inputs(this.groupStats()));
   }
 
   /** The window aggregates, from scratch over the resident records. */

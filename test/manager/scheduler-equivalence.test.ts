@@ -8,7 +8,7 @@
 // order, every round's report and every group statistic must be identical — bit for
 // bit, floats included — and at the end every channel's record and due time.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RecrawlOptions, StrategyName } from '../../src/recrawl/index.js';
+import type { RecrawlOptions, StrategyName, SystemLoad } from '../../src/recrawl/index.js';
 import { exactValue, type GroupStats } from '../../src/recrawl/window-stats.js';
 import type { Manager } from '../../src/manager/manager.js';
 import { MINUTE } from '../../src/manager/domain/scheduler.js';
@@ -34,7 +34,9 @@ async function run(
   seed: number,
   steps: number,
   more: Partial<RecrawlOptions> = {},
-): Promise<{ issued: number; rounds: number; moves: number; parked: number; groupEncouraged: number }> {
+  /** The crawlers' load at a step (CAF steers on it; the manager is told through its loadSource). */
+  loadAt: (step: number) => SystemLoad | null = () => null,
+): Promise<{ issued: number; rounds: number; moves: number; parked: number; groupEncouraged: number; budgets: [number, number, boolean][] }> {
   const rng: Rng = createRng(seed);
   const t = tempDir();
   cleanups.push(t.cleanup);
@@ -90,6 +92,9 @@ async function run(
 
   await addChannels(120);
   let rounds = 0;
+  const budgets: [number, number, boolean][] = [];
+  let load: SystemLoad | null = null;
+  m.tasks.loadSource = () => load;
   let groupEncouraged = 0;
   let moves = 0;
   for (let step = 0; step < steps; step++) {
@@ -100,10 +105,12 @@ async function run(
     for (const [ch, task] of ref.overdue(now, m.tasks.graceMs)) ref.markFailure(ch, task, now);
     for (let i = flying.length - 1; i >= 0; i--) if (!m.tasks.isActive(flying[i]!.task.id)) flying.splice(i, 1);
     // rounds
+    load = loadAt(step);
     const r1 = await m.tasks.maybeReassign();
-    const r2 = ref.maybeReassign(now);
+    const r2 = ref.maybeReassign(now, load);
     expect(r1, `round at step ${step}`).toEqual(r2);
     if (r1 !== null) rounds++;
+    if (r1?.strategy === 'caf' && r1.observedLoad !== undefined) budgets.push([step, r1.observedLoad, r1.encouraged[0]!]);
     // rounds where some groups were encouraged and others not (only the per-group step does that)
     if (r1 !== null && r1.encouraged.some((e) => e) && !r1.encouraged.every((e) => e)) groupEncouraged++;
     // a scheduling window
@@ -170,7 +177,7 @@ async function run(
     if (step % 20 === 19) await compareChannels(`after step ${step}`);
   }
   await compareChannels('at the end');
-  return { issued: issuedTotal, rounds, moves, parked, groupEncouraged };
+  return { issued: issuedTotal, rounds, moves, parked, groupEncouraged, budgets };
 }
 
 describe('disk-backed scheduler against the in-memory reference', () => {
@@ -192,5 +199,34 @@ describe('disk-backed scheduler against the in-memory reference', () => {
     const r = await run('icr', 3, 160, { icrEncourage: 'group' });
     expect(r.rounds).toBeGreaterThanOrEqual(2);
     expect(r.groupEncouraged).toBeGreaterThan(0);
+  }, 240_000);
+
+  // CAF from the manager's pass through the records and the load its loadSource gives:
+  // the same rounds as src/recrawl's reassignCAF over the resident records given the
+  // same load. Queues twice the threads for the first 60 steps, then idle threads.
+  const queuedThenIdle = (step: number): SystemLoad => (step < 60 ? { threads: 50, running: 50, queued: 100 } : { threads: 50, running: 10, queued: 0 });
+
+  it('CAF: same rounds as the in-memory reference fed the same load; the budget falls under long queues and rises while threads idle', async () => {
+    const r = await run('caf', 4, 160, {}, queuedThenIdle);
+    expect(r.rounds).toBeGreaterThanOrEqual(10);
+    const queued = r.budgets.filter(([s]) => s < 60);
+    const idle = r.budgets.filter(([s]) => s >= 60);
+    expect(queued.length).toBeGreaterThanOrEqual(4);
+    expect(idle.length).toBeGreaterThanOrEqual(4);
+    // long queues (error min(0.95 − 1, 0.9 − 2) = −1.1): down by the largest step, 1/1.25, each round;
+    // idle threads (0.95 − 0.2): up by 1.25 each round, until the allocation's bounds cap the budget
+    expect(queued.every(([, , up]) => !up)).toBe(true);
+    expect(idle.every(([, , up]) => up)).toBe(true);
+    for (let i = 1; i < 4; i++) expect(queued[i]![1] / queued[i - 1]![1]).toBeCloseTo(0.8, 2);
+    for (let i = 1; i < 3; i++) expect(idle[i]![1] / idle[i - 1]![1]).toBeCloseTo(1.25, 2);
+    expect(Math.max(...idle.map(([, b]) => b))).toBeGreaterThan(2 * queued.at(-1)![1]);
+  }, 240_000);
+
+  it('CAF without any load heard (no crawler reported recently) falls back to steering the success rate, like the reference', async () => {
+    const fed = await run('caf', 5, 120, {}, () => ({ threads: 50, running: 10, queued: 0 }));
+    const none = await run('caf', 5, 120, {}, () => null);
+    expect(none.rounds).toBeGreaterThanOrEqual(5);
+    // the same workload: the budgets part where the load (idle threads) steers one and the success rate the other
+    expect(none.budgets.map(([, b]) => b)).not.toEqual(fed.budgets.map(([, b]) => b));
   }, 240_000);
 });

@@ -3,7 +3,6 @@
 // and releases the database.
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tempDir } from './helpers.js';
 import { waitFor } from '../../testbed/net/harness.js';
@@ -88,13 +87,17 @@ describe('dht-manager serve', () => {
     expect(host.stderr).toMatch(/--allowed-host.*expected a host name or name:port \(got "a b"\)/);
   });
 
-  it('--strategy caf fails at start, before creating a database, and points to the simulator', () => {
+  it('CAF is the default (--help says so); a database stored under ICR switches to it at the next start', async () => {
+    const h = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--help'], { cwd: root, encoding: 'utf8' });
+    expect(h.stdout).toMatch(/--strategy <name>\s+recrawl strategy: fixed \| iir \| icr \| caf[^]*\(default: "caf"\)/);
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const dir = join(t.dir, 'm');
-    const r = spawnSync(process.execPath, ['bin/dht-manager.js', 'serve', '--data-dir', dir, '--listen', '/ip4/127.0.0.1/tcp/0', '--http-port', '0', '--lan', '--strategy', 'caf'], { cwd: root, encoding: 'utf8' });
-    expect(r.status).toBe(2);
-    expect(r.stderr).toContain('dht-manager serve: caf needs crawler load reports the manager does not collect yet; the simulator runs it: sim run --strategy caf');
-    expect(existsSync(dir)).toBe(false);
-  });
+    const status = async (api: string) => (await (await fetch(`${api}/api/status`)).json()) as { strategy: string };
+    const icr = await startServe(t.dir, ['--strategy', 'icr', '--log-level', 'warn']);
+    expect((await status(icr.api)).strategy).toBe('icr');
+    expect(await stop(icr.child)).toBe(0);
+    const caf = await startServe(t.dir, ['--log-level', 'warn']);
+    expect((await status(caf.api)).strategy).toBe('caf');
+    expect(await stop(caf.child)).toBe(0);
+  }, 90_000);
 });

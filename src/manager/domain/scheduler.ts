@@ -18,6 +18,8 @@ import {
   applyICR,
   applyIIR,
   createRecrawlState,
+  observeLoad,
+  reassignCAF,
   recordFailure,
   recordSuccess,
   shouldReassign,
@@ -26,8 +28,8 @@ import {
   type RecrawlOptions,
   type RecrawlState,
   type RoundReport,
+  type SystemLoad,
 } from '../../recrawl/index.js';
-import { UnsupportedStrategyError } from '../errors.js';
 import { contribute, emptyStats, iirInputsOf, resetStats, triggerCounts, type GroupStats } from '../../recrawl/window-stats.js';
 import type { DueEntry, DueIndexParams, InFlight, RecrawlMeta, SchedRecord } from './schedule-record.js';
 
@@ -46,15 +48,8 @@ const DATA_ALL = DATA_KNOWN | DATA_INTER_SEEDS | DATA_INTER_DIGESTS;
 /** Layout version of the due index (data/due-index.ts). */
 const DUE_INDEX_VERSION = 1;
 
-/** Why the manager refuses CAF (src/recrawl's reassignCAF steers on SystemLoad, which no
- * crawler reports to the manager yet; without it CAF would fall back to a success-rate
- * loop nobody has measured). */
-export const CAF_UNSUPPORTED = 'caf needs crawler load reports the manager does not collect yet; the simulator runs it: sim run --strategy caf';
-
-/** Throws UnsupportedStrategyError for a strategy the manager cannot run. */
-export function assertManagerStrategy(strategy: string | undefined): void {
-  if (strategy === 'caf') throw new UnsupportedStrategyError(CAF_UNSUPPORTED);
-}
+/** A round's pass through the channel records (ICR and CAF): window-stats.ts's IcrScan. */
+export type ScanInputs = IcrInputs & { changeSum: number[] };
 
 export interface SchedulerOptions {
   recrawl?: Partial<RecrawlOptions>;
@@ -88,7 +83,6 @@ export class Scheduler {
       Object.assign(st, meta);
       st.options = { ...st.options, ...opts.recrawl };
     }
-    assertManagerStrategy(st.options.strategy);
     this.state = st;
     this.stats = stats !== undefined && stats.length === k ? stats : emptyStats(k);
     this.syncTrigger();
@@ -279,14 +273,24 @@ export class Scheduler {
     return shouldReassign(this.state, toMin(nowMs));
   }
 
-  /** Whether a round needs ICR's pass through the channel records (`IcrScan`). */
+  /** Whether a round needs a pass through the channel records (`IcrScan`): ICR and CAF. */
   get needsScan(): boolean {
-    return this.state.options.strategy === 'icr';
+    const s = this.state.options.strategy;
+    return s === 'icr' || s === 'caf';
+  }
+
+  /** The crawlers' load as the manager last aggregated it (crawler-load.ts), or null when
+   * it heard from none recently: CAF's next round steers on it, or without it on the
+   * success rate (src/recrawl/caf.ts). Kept in the state (persisted with it) until the
+   * next observation replaces it; the other strategies ignore it. */
+  observeLoad(load: SystemLoad | null): void {
+    if (load === null) this.state.load = null;
+    else observeLoad(this.state, load);
   }
 
   /** Runs the strategy's round (the trigger already checked) from the aggregates, or for
-   * ICR from a pass through the records; starts a new window. */
-  reassign(nowMs: number, icr?: IcrInputs): RoundReport | null {
+   * ICR and CAF from a pass through the records; starts a new window. */
+  reassign(nowMs: number, scan?: ScanInputs): RoundReport | null {
     const now = toMin(nowMs);
     let r: RoundReport | null;
     switch (this.state.options.strategy) {
@@ -296,11 +300,13 @@ export class Scheduler {
         r = applyIIR(this.state, iirInputsOf(this.stats), now);
         break;
       case 'icr':
-        if (icr === undefined) throw new Error('an ICR round needs the pass through the records');
-        r = applyICR(this.state, icr, now);
+        if (scan === undefined) throw new Error('an ICR round needs the pass through the records');
+        r = applyICR(this.state, scan, now);
         break;
       case 'caf':
-        throw new UnsupportedStrategyError(CAF_UNSUPPORTED); // refused by the constructor
+        if (scan === undefined) throw new Error('a CAF round needs the pass through the records');
+        r = reassignCAF(this.state, now, scan);
+        break;
     }
     resetStats(this.stats);
     this.syncTrigger();

@@ -5,7 +5,7 @@
 // through `dispatch`.
 import type { Task } from '../../crawler/task.js';
 import type { WireCoord } from '../../dht/signing.js';
-import type { RoundReport } from '../../recrawl/index.js';
+import type { RoundReport, SystemLoad } from '../../recrawl/index.js';
 import { IcrScan } from '../../recrawl/window-stats.js';
 import type { BatchOp } from '../data/repositories.js';
 import type { Channel } from '../domain/channel.js';
@@ -64,6 +64,9 @@ type PassStep = Extract<MergeStep, { kind: 'due' | 'move' }>;
 export class TaskService {
   /** Set by the network side (network.ts); null: issued tasks wait for their deadline. */
   dispatch: Dispatcher | null = null;
+  /** The crawlers' load aggregated now (network.ts, crawler-load.ts), or null when no
+   * crawler was heard from recently; unset (no network): no load is observed. */
+  loadSource: (() => SystemLoad | null) | null = null;
   /** Told of every task a crawler accepted and never finished (the trust service). */
   onLost: ((t: TaskRecord) => void) | null = null;
   readonly recentFailures: TaskRecord[] = [];
@@ -337,26 +340,28 @@ export class TaskService {
   }
 
   /** Runs the recrawl strategy's round if its trigger fired; persists the new state. IIR
-   * runs from the window aggregates; ICR also needs every channel's recent updates at
-   * the round's time, read in one pass through the records. */
+   * runs from the window aggregates; ICR and CAF also need every channel's recent updates
+   * at the round's time, read in one pass through the records; CAF steers on the
+   * crawlers' load, observed just before the round. */
   async maybeReassign(): Promise<RoundReport | null> {
     const { sched, repos, inflight } = this.core;
     return this.core.commit.run(async () => {
       const now = this.core.clock();
       if (!sched.shouldReassign(now)) return null;
-      let icr;
+      let inputs;
       if (sched.needsScan) {
         const scan = new IcrScan(sched.state, Scheduler.minutes(now));
         await repos.channels.scanSchedules((id, rec) => scan.add(sched.view(rec, inflight.get(id))));
-        icr = scan.inputs(sched.stats);
+        inputs = scan.inputs(sched.stats);
       }
-      const r = sched.reassign(now, icr);
+      sched.observeLoad(this.loadSource?.() ?? null);
+      const r = sched.reassign(now, inputs);
       if (r === null) return null;
       this.rounds.push(r);
       if (this.rounds.length > ROUNDS_KEPT) this.rounds.splice(0, this.rounds.length - ROUNDS_KEPT);
       this.core.counters.rounds++;
       await repos.commit([repos.meta.recrawlOp(sched.meta()), statsOp(this.core), repos.meta.roundsOp(this.rounds)]);
-      this.core.log.info({ round: sched.state.rounds, intervalsMin: r.intervals }, 'recrawl intervals reassigned');
+      this.core.log.info({ round: sched.state.rounds, intervalsMin: r.intervals, load: sched.state.load }, 'recrawl intervals reassigned');
       return r;
     });
   }
