@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Manager } from '../../src/manager/manager.js';
 import { ConflictError, UploadRefused, ValidationError } from '../../src/manager/errors.js';
-import { MINUTE, Scheduler } from '../../src/manager/domain/scheduler.js';
+import { MINUTE } from '../../src/manager/domain/scheduler.js';
 import { Clock, openManager, resultFor, tempDir, upload } from './helpers.js';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';

@@ -3,7 +3,7 @@
 // and releases the database.
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { tempDir } from './helpers.js';
 import { waitFor } from '../../testbed/net/harness.js';
 
