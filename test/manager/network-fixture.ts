@@ -11,6 +11,7 @@ import type { PrivateKey } from '@libp2p/interface';
 import { VolunteerNode, type VolunteerNodeOptions } from '../../src/node/node.js';
 import { startManager, type RunningManager } from '../../src/manager/serve.js';
 import type { ManagerOptions } from '../../src/manager/manager.js';
+import type { StrategyName } from '../../src/recrawl/index.js';
 import { TestWeb, type SiteSpec } from '../../testbed/web/testweb.js';
 
 export interface LoopbackNetworkOptions {
@@ -25,6 +26,8 @@ export interface LoopbackNetworkOptions {
   manager: Partial<ManagerOptions>;
   /** Volunteer i gets the seed volunteerSeed + i. */
   volunteerSeed: number;
+  /** The recrawl strategy (default iir, which these tests were written against). */
+  strategy?: StrategyName;
 }
 
 export class LoopbackNetwork {
@@ -47,7 +50,7 @@ export class LoopbackNetwork {
     try {
       web = await TestWeb.start(o.sites, { seed: o.webSeed });
       const mgr = await startManager(
-        { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: 'iir', lan: true, warc: o.warc, ...(o.archive !== undefined ? { archive: o.archive } : {}), sync: false, tick: 200, routeConcurrency: 4, logLevel: 'silent' },
+        { dataDir: dir, listen: ['/ip4/127.0.0.1/tcp/0'], httpPort: 0, httpHost: '127.0.0.1', strategy: o.strategy ?? 'iir', lan: true, warc: o.warc, ...(o.archive !== undefined ? { archive: o.archive } : {}), sync: false, tick: 200, routeConcurrency: 4, logLevel: 'silent' },
         log,
         o.manager,
       );
