@@ -32,7 +32,7 @@ import { groupTally, type GroupTally } from './tally.js';
 export function reassignCAF(state: RecrawlState, now: number, tally: GroupTally = groupTally(state, now)): RoundReport {
   const o = state.options;
   const k = state.groups.length;
-  const { members, changeSum, tSum, tKnown, allT, allN, sub, suc } = tally;
+  const { members, changeSum, changeMin, tSum, tKnown, allT, allN, sub, suc } = tally;
   const rate = sub > 0 ? suc / sub : null;
   const current = state.groups.map((g) => g.interval);
   if (allN === 0) {
@@ -59,7 +59,11 @@ export function reassignCAF(state: RecrawlState, now: number, tally: GroupTally 
   for (let g = 0; g < k; g++) {
     const change = members[g]! > 0 ? changeSum[g]! / members[g]! : state.groups[g]!.initialInterval;
     let maxF = 1 / Math.max(o.minInterval, 1e-9);
-    if (o.rateCap !== null) maxF = Math.min(maxF, o.rateCap / change);
+    // The rate cap is per channel (channelInterval applies it to each): the group's
+    // ceiling is its fastest-changing channel's, so no channel is held below its own
+    // cap by slower ones sharing its group (at the group's mean change interval, a
+    // group mixing 0.5 h and 3 h channels recrawled the 0.5 h ones hourly).
+    if (o.rateCap !== null) maxF = Math.min(maxF, o.rateCap / (Number.isFinite(changeMin[g]!) ? changeMin[g]! : change));
     let minF = 1 / (o.cafMaxStretch * change);
     if (o.maxInterval !== null) minF = Math.max(minF, 1 / o.maxInterval);
     minF = Math.min(minF, maxF);

@@ -43,12 +43,12 @@ export function icrIntervals(theta: number, deltaT: number, omegas: readonly num
  * channels with an update kept) and how many have one, the group sizes; over all
  * channels the same sum and count, the observed load Σ λ·t̄, and the window's tasks
  * submitted and successful, in all and per group (icrEncourage 'group'). */
-export type IcrInputs = Omit<GroupTally, 'changeSum'>;
+export type IcrInputs = Omit<GroupTally, 'changeSum' | 'changeMin'>;
 
 /** ICR's inputs summed over the channel records in channel order (the simulator's
  * way): the shared per-group tally (tally.ts) without the change intervals. */
 export function icrInputs(state: RecrawlState, now: number): IcrInputs {
-  const { changeSum: _changeSum, ...inputs } = groupTally(state, now);
+  const { changeSum: _changeSum, changeMin: _changeMin, ...inputs } = groupTally(state, now);
   return inputs;
 }
 

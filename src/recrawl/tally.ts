@@ -27,7 +27,8 @@ export function channelHistory(
   return { rate: span > 0 ? n / span : 0, meanDownload: s / n };
 }
 
-/** Per group: the channels (`members`), the sum of their change intervals, the
+/** Per group: the channels (`members`), the sum of their change intervals and the
+ * shortest of them (`changeMin`, Infinity for an empty group), the
  * sum of the mean download times t̄ of the channels with an update kept
  * (`tSum`) and how many have one (`tKnown`), the window's tasks submitted and
  * successful (`subBy`, `sucBy`); over all channels the same t̄ sum and count
@@ -35,6 +36,7 @@ export function channelHistory(
 export interface GroupTally {
   members: number[];
   changeSum: number[];
+  changeMin: number[];
   tSum: number[];
   tKnown: number[];
   allT: number;
@@ -54,6 +56,7 @@ export function groupTally(state: RecrawlState, now: number): GroupTally {
   const t: GroupTally = {
     members: zeros(),
     changeSum: zeros(),
+    changeMin: new Array<number>(k).fill(Infinity),
     tSum: zeros(),
     tKnown: zeros(),
     allT: 0,
@@ -68,6 +71,7 @@ export function groupTally(state: RecrawlState, now: number): GroupTally {
     const g = c.group;
     t.members[g]! += 1;
     t.changeSum[g]! += c.changeInterval;
+    t.changeMin[g] = Math.min(t.changeMin[g]!, c.changeInterval);
     t.sub += c.subCount;
     t.suc += c.sucCount;
     t.subBy[g]! += c.subCount;

@@ -21,9 +21,9 @@
 // rate depends on `now`), which no fixed set of running sums gives: `IcrScan`
 // accumulates those inputs, exactly, over a pass through the records at the round;
 // its window counts (in all and per group) are the aggregates' integers. CAF reads
-// the same tally plus each group's sum of change intervals (tally.ts's GroupTally),
-// which the same pass sums.
-import { channelHistory, type IcrInputs } from './icr.js';
+// the same tally plus each group's sum and minimum of change intervals (tally.ts's
+// GroupTally), which the same pass takes.
+import { channelHistory } from './icr.js';
 import { historyInterval, type IirInputs } from './iir.js';
 import type { ChannelRecord, RecrawlState } from './state.js';
 import type { GroupTally } from './tally.js';
@@ -139,6 +139,7 @@ export function triggerCounts(stats: readonly GroupStats[]): { topCount: number;
 export class IcrScan {
   private readonly tSum: ExactSum[];
   private readonly changeSum: ExactSum[];
+  private readonly changeMin: number[];
   private readonly tKnown: number[];
   private readonly members: number[];
   private readonly allT: ExactSum = [];
@@ -152,6 +153,7 @@ export class IcrScan {
     const k = state.groups.length;
     this.tSum = Array.from({ length: k }, () => []);
     this.changeSum = Array.from({ length: k }, () => []);
+    this.changeMin = new Array<number>(k).fill(Infinity);
     this.tKnown = new Array<number>(k).fill(0);
     this.members = new Array<number>(k).fill(0);
   }
@@ -159,6 +161,7 @@ export class IcrScan {
   add(c: ChannelRecord): void {
     this.members[c.group]! += 1;
     exactAdd(this.changeSum[c.group]!, c.changeInterval);
+    this.changeMin[c.group] = Math.min(this.changeMin[c.group]!, c.changeInterval);
     const h = channelHistory(c, this.now, this.state.groups[c.group]!.interval);
     if (h.meanDownload === null) return;
     exactAdd(this.tSum[c.group]!, h.meanDownload);
@@ -168,9 +171,10 @@ export class IcrScan {
     exactAdd(this.load, h.rate * h.meanDownload);
   }
 
-  inputs(stats: readonly GroupStats[]): IcrInputs & Pick<GroupTally, 'changeSum'> {
+  inputs(stats: readonly GroupStats[]): GroupTally {
     return {
       changeSum: this.changeSum.map(exactValue),
+      changeMin: [...this.changeMin],
       tSum: this.tSum.map(exactValue),
       tKnown: [...this.tKnown],
       members: [...this.members],

@@ -140,6 +140,33 @@ describe('CAF', () => {
     expect(s.groups[1]!.interval).toBeCloseTo(8 * 120, 6);
   });
 
+  it("with a rate cap, a group's ceiling is its fastest-changing channel's cap, not its mean channel's", () => {
+    // One group: channels changing every 30 and every 330 minutes (mean 180), cost 1 each, cap 2.
+    const s = createRecrawlState(
+      [
+        { changeInterval: 30, group: 0 },
+        { changeInterval: 330, group: 0 },
+      ],
+      { strategy: 'caf', minInterval: 0, rateCap: 2 },
+      0,
+      1,
+    );
+    recordSubmit(s, 0, 0);
+    recordSuccess(s, 0, 10, 1);
+    recordSubmit(s, 1, 0);
+    recordSuccess(s, 1, 10, 1);
+    // Idle threads for many rounds: the budget climbs until the ceiling binds.
+    for (let t = 100; t <= 4000; t += 100) {
+      observeLoad(s, { threads: 100, running: 0, queued: 0 });
+      reassign(s, t);
+    }
+    // The ceiling is 2 / 30 (the fast channel's cap), not 2 / 180: the group interval
+    // reaches 15 min; the per-channel cap then holds the slow channel at 165.
+    expect(s.groups[0]!.interval).toBeCloseTo(15, 9);
+    expect(channelInterval(s, 0)).toBeCloseTo(15, 9);
+    expect(channelInterval(s, 1)).toBeCloseTo(165, 9);
+  });
+
   it("by default recrawls a channel whose task found no room at its group's interval", () => {
     const s = twoChannels();
     s.groups[0]!.interval = 50;

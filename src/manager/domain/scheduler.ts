@@ -24,7 +24,7 @@ import {
   recordSuccess,
   shouldReassign,
   type ChannelRecord,
-  type IcrInputs,
+  type GroupTally,
   type RecrawlOptions,
   type RecrawlState,
   type RoundReport,
@@ -49,7 +49,7 @@ const DATA_ALL = DATA_KNOWN | DATA_INTER_SEEDS | DATA_INTER_DIGESTS;
 const DUE_INDEX_VERSION = 1;
 
 /** A round's pass through the channel records (ICR and CAF): window-stats.ts's IcrScan. */
-export type ScanInputs = IcrInputs & { changeSum: number[] };
+export type ScanInputs = GroupTally;
 
 export interface SchedulerOptions {
   recrawl?: Partial<RecrawlOptions>;
