@@ -83,8 +83,11 @@ describe('the manager aggregates the load real volunteers report', () => {
     const first = node.crawlerLoad();
     expect(first.load).toEqual({ threads: 5 + 3 + 64, running: 4, queued: 2 });
     expect(first.bounded).toBe(1);
-    // what the scheduler's round is fed is this aggregate
+    // what the scheduler's round is fed is this aggregate; the operator API shows it
     expect(net.mgr.manager.tasks.loadSource!()).toEqual(first.load);
+    const groups = (await (await fetch(`${net.mgr.api.url}/api/groups`)).json()) as { strategy: string; crawlerLoad: { load: unknown; crawlers: number } };
+    expect(groups.strategy).toBe('caf');
+    expect(groups.crawlerLoad).toMatchObject({ load: first.load, crawlers: 3 });
     // the survey asks crawlers whose copy is older than its period: a new report is taken up
     runners[0]!.report = { running: 5, queued: 5, free: 0 };
     expect(await node.loadSurvey.pass(performance.now() + 61_000)).toBe(3);

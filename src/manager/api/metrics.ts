@@ -68,7 +68,7 @@ export function createMetrics(ctx: ApiContext): Metrics {
   counter('volcrawl_pages_stored_total', 'Page versions stored.', 'pagesStored');
   counter('volcrawl_page_text_chars_total', 'Characters of page text stored.', 'pageBytes');
   counter('volcrawl_group_moves_total', 'Channels moved between priority groups by the estimator.', 'groupMoves');
-  counter('volcrawl_recrawl_rounds_total', 'Interval reassignment rounds (IIR/ICR).', 'rounds');
+  counter('volcrawl_recrawl_rounds_total', 'Interval reassignment rounds (IIR/ICR/CAF).', 'rounds');
   gauge('volcrawl_crawlers_online', 'Crawlers the manager has heard from and not seen leave.', (x) => x.crawlers);
   new Gauge({ name: 'volcrawl_volunteers_owner_state', help: "Volunteers by the state their owner's controls set, as last reported (paused ones get no task).", labelNames: ['state'], registers, collect() {
     const o = snap().owner;

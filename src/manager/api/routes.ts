@@ -12,7 +12,7 @@ import type { VolunteerState } from '../volunteer-states.js';
 import type { CandidatesView, CrawlerView, ChannelListView, ChannelView, ContentView, CrawlersView, DeletedView, GroupsView, ImportView, StatusView, TasksView } from './views.js';
 
 /** What the API reads besides the manager: the libp2p node, when there is one. */
-export type NodeView = Pick<ManagerNode, 'peerId' | 'multiaddrs' | 'crawlers'> & Partial<Pick<ManagerNode, 'ownerStates' | 'pulls'>>;
+export type NodeView = Pick<ManagerNode, 'peerId' | 'multiaddrs' | 'crawlers'> & Partial<Pick<ManagerNode, 'ownerStates' | 'pulls' | 'crawlerLoad'>>;
 
 export interface ApiContext {
   manager: Manager;
@@ -128,6 +128,8 @@ export function apiRoutes(ctx: ApiContext): Route[] {
         updateQuality: { weighted: q.weighted, unweighted: q.unweighted },
         lastRound: m.tasks.lastRound,
         recentRounds: m.tasks.rounds,
+        roundLoad: m.sched.state.load,
+        crawlerLoad: node()?.crawlerLoad?.() ?? null,
       });
     }),
     r('GET', '/api/candidates', async ({ query }) => {

@@ -4,7 +4,8 @@
 import type { Load } from '../../dht/peers.js';
 import type { WireCoord } from '../../dht/signing.js';
 import type { OwnerPauseReason, ReachKind } from '../../dht/volunteer-state.js';
-import type { RoundReport, StrategyName } from '../../recrawl/index.js';
+import type { RoundReport, StrategyName, SystemLoad } from '../../recrawl/index.js';
+import type { CrawlerLoad } from '../crawler-load.js';
 import type { Channel, RecrawlHistoryRecord } from '../domain/channel.js';
 import type { Candidate, Counters, TaskRecord } from '../domain/records.js';
 import type { SeedImport } from '../services/channels.js';
@@ -102,6 +103,10 @@ export interface GroupsView {
   lastRound: RoundReport | null;
   /** The last rounds, oldest first (`at` and intervals in the manager's minutes). */
   recentRounds: RoundReport[];
+  /** The crawlers' load the last round was fed (CAF steers on it; null: none heard, or before a round). */
+  roundLoad: SystemLoad | null;
+  /** The crawlers' load summed now (crawler-load.ts), or null without a network. */
+  crawlerLoad: CrawlerLoad | null;
 }
 
 /** GET /api/candidates?status */
