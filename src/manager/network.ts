@@ -136,7 +136,8 @@ export class ManagerNode {
     });
     o.manager.tasks.dispatch = (t) => node.dispatch(t);
     o.manager.tasks.loadSource = () => node.crawlerLoad().load;
-    node.loadSurvey.start();
+    // Only CAF steers on the load: the other strategies spare the crawlers the queries.
+    if (o.manager.sched.state.options.strategy === 'caf') node.loadSurvey.start();
     o.manager.trust.network = { candidates: () => node.volunteers(), dispatchTo: (t, peer, opts) => node.dispatchTo(t, peer, opts) };
     o.manager.trust.checks.startSweep();
     node.overlayTimer = setInterval(() => {
