@@ -50,16 +50,19 @@ export interface CrawlerLoad {
 /**
  * One crawler's report {running, queued, free} as threads, running and queued.
  * The wire carries no thread count: `free` is idle threads plus free queue slots
- * (src/crawler/manager.ts), so running + queued + free = threads + queue length.
- * With tasks queued every thread is busy (a crawler queues only when none is
- * free): threads = running. With none queued, the crawler's default queue of one
- * task per thread gives threads = (running + free) / 2, never below running. A
- * volunteer with a shorter queue than threads is counted with fewer threads (it
- * looks busier), one with a longer queue with more (it looks idler).
+ * (src/crawler/manager.ts), so running + queued + free = threads + queue length
+ * whatever the crawler is doing. With tasks both running and queued every thread
+ * is busy (the crawler queues only when none is free): threads = running.
+ * Otherwise the crawler's default queue of one task per thread gives threads =
+ * (running + queued + free) / 2, never below running. (Not `queued > 0` alone: a
+ * volunteer still loading its crawler reports its first tasks as queued with none
+ * running, src/node/lazy-runner.ts.) A volunteer with a shorter queue than threads
+ * is counted with fewer threads (it looks busier), one with a longer queue with
+ * more (it looks idler: the demo's 3 threads and 6 queue slots count as 4.5).
  */
 export function threadsOf(l: { running: number; queued: number; free: number }): number {
-  if (l.queued > 0) return l.running;
-  return Math.max(l.running, (l.running + l.free) / 2);
+  if (l.queued > 0 && l.running > 0) return l.running;
+  return Math.max(l.running, (l.running + l.queued + l.free) / 2);
 }
 
 /** The sum over the crawlers heard from within `o.staleMs` before `now` (performance.now ms). */

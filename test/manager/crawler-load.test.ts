@@ -13,11 +13,12 @@ import { LoopbackNetwork } from './network-fixture.js';
 const peer = (id: string, load: TaskLoad | undefined, loadAt: number, more: Partial<PeerState> = {}): PeerState => ({ id, crawler: true, down: false, seenAt: loadAt, ...(load !== undefined ? { load, loadAt } : {}), ...more });
 
 describe('aggregateLoad', () => {
-  it('reads threads from {running, queued, free}: busy threads when tasks queue, else half the slots (a queue of one task per thread)', () => {
+  it('reads threads from {running, queued, free}: the running ones when tasks also queue, else half the slots (a queue of one task per thread)', () => {
     expect(threadsOf({ running: 5, queued: 3, free: 2 })).toBe(5); // a default crawler (5 threads, queue 5) with 3 queued
     expect(threadsOf({ running: 2, queued: 0, free: 8 })).toBe(5); // the same with 2 running
     expect(threadsOf({ running: 0, queued: 0, free: 10 })).toBe(5);
     expect(threadsOf({ running: 4, queued: 0, free: 0 })).toBe(4); // a paused one reports free 0
+    expect(threadsOf({ running: 0, queued: 1, free: 9 })).toBe(5); // still loading its crawler: its first task waits
   });
 
   it('sums the crawlers heard from within the bound; stale, down, never-reported and non-crawler peers are left out', () => {
