@@ -12,7 +12,15 @@
 //                 (stretch explodes for hosts a few ms from a crawler)
 //   oracle        the same figures for the best choice the live coordinates
 //                 allow (argmin of predicted RTT over every online crawler):
-//                 the yardstick, which blurs when the coordinates do
+//                 the yardstick, which blurs when the coordinates do. Three
+//                 of them, side by side (#18, session 11): on the crawlers'
+//                 Vivaldi (system) coordinates, hosts placed from those
+//                 (`oracle*`, the yardstick of earlier sessions); on the
+//                 coordinates they publish (app-coord.ts), hosts placed from
+//                 those as the manager does (`publishedOracle*`: what the
+//                 router's inputs allow; a steadier but less accurate
+//                 published coordinate shows here, against true RTTs); and
+//                 on the offline embedding (`offlineOracle*`)
 //   accept        submit-to-accept latency (no delays are imposed on the task
 //                 path, so nothing needs subtracting)
 // Crawlers run an unlimited no-op runner so load never hides routing choices.
@@ -21,7 +29,7 @@
 // them all in this process (TestNet).
 import { loadavg } from 'node:os';
 import { Command } from 'commander';
-import { embedMatrix, embeddingError, placeHost, predictRtt, quantileSorted, type Coordinate } from '../src/coords/index.js';
+import { appCoordOptions, embedMatrix, embeddingError, placeHost, predictRtt, quantileSorted, type AppCoordOptions, type Coordinate } from '../src/coords/index.js';
 import { fromWireCoord } from '../src/dht/peers.js';
 import { createRng, deriveSeed } from '../src/rng.js';
 import { toWireCoord } from '../src/dht/peers.js';
@@ -47,9 +55,12 @@ const program = new Command('bench:routing')
   .option('--seed <n>', 'seed', (v) => parseInt(v, 10), 1)
   .option('--confirm-top <n>', "the manager's router confirms this many top candidates' coordinates before committing (default: the Router's)", (v) => parseInt(v, 10))
   .option('--ab-unconfirmed', "route a twin of every coordinate order, at the same time, through a second router that ranks on its copies as they are (confirmTop 0: the router before session 10) and report its figures beside ours (key unconfirmed)", false)
+  .option('--no-app-coord', 'crawlers publish their Vivaldi coordinate as it is (no application-level filter: the node before session 11)')
+  .option('--app-window <n>', "samples per window of the published coordinate's change test (default: app-coord.ts's)", (v) => parseInt(v, 10))
+  .option('--app-threshold <ms>', "energy distance that counts as a move of the published coordinate, ms (default: app-coord.ts's)", (v) => parseFloat(v))
   .option('--json', 'print one JSON object', false)
   .parse(process.argv);
-const opts = program.opts<{ confirmTop?: number; abUnconfirmed: boolean; nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; startConcurrency: number; seed: number; json: boolean }>();
+const opts = program.opts<{ appCoord: boolean; appWindow?: number; appThreshold?: number; confirmTop?: number; abUnconfirmed: boolean; nodes: number; tasks: number; hashTasks: number; concurrency: number; settle: number; coordInterval: number; perProcess: number; startConcurrency: number; seed: number; json: boolean }>();
 for (const [k, v] of Object.entries({ nodes: opts.nodes, tasks: opts.tasks, 'hash-tasks': opts.hashTasks, concurrency: opts.concurrency, settle: opts.settle, 'coord-interval': opts.coordInterval, 'per-process': opts.perProcess, 'start-concurrency': opts.startConcurrency })) {
   const min = k === 'per-process' || k === 'tasks' || k === 'hash-tasks' ? 0 : 1;
   if (!Number.isInteger(v) || v < min) {
@@ -59,6 +70,13 @@ for (const [k, v] of Object.entries({ nodes: opts.nodes, tasks: opts.tasks, 'has
 }
 if (opts.confirmTop !== undefined && !(Number.isInteger(opts.confirmTop) && opts.confirmTop >= 0)) {
   console.error('bench:routing: --confirm-top must be an integer ≥ 0');
+  process.exit(2);
+}
+let appCoord: AppCoordOptions;
+try {
+  appCoord = appCoordOptions({ enabled: opts.appCoord, ...(opts.appWindow !== undefined ? { windowSize: opts.appWindow } : {}), ...(opts.appThreshold !== undefined ? { thresholdMs: opts.appThreshold } : {}) });
+} catch (err) {
+  console.error(`bench:routing: ${(err as Error).message}`);
   process.exit(2);
 }
 if (opts.nodes < 2) {
@@ -76,6 +94,7 @@ const netOptions = {
   runner: { unlimited: true },
   coordIntervalMs: opts.coordInterval,
   coordFanout: 2,
+  appCoord,
   routerCacheTtlMs: 60_000,
   taskRateLimit: { perSecond: 100_000, burst: 100_000 },
   // The product's provider-record lifetime (the test network's default is
@@ -130,9 +149,9 @@ function settleBill(): { cpuPctPerNode?: number; perNodeMinute?: Record<string, 
   return { cpuPctPerNode: (100 * (u.cpuSeconds - settleMark.usage.cpuSeconds)) / (minutes * 60) / opts.nodes, perNodeMinute };
 }
 
-function liveError(): number {
-  const coords: Coordinate[] = Array.from({ length: net.matrix.n }, () => net.coord(0));
-  net.index.forEach((d, i) => (coords[d] = net.coord(i)));
+function liveError(coordOf: (i: number) => Coordinate = (i) => net.coord(i)): number {
+  const coords: Coordinate[] = Array.from({ length: net.matrix.n }, () => coordOf(0));
+  net.index.forEach((d, i) => (coords[d] = coordOf(i)));
   return embeddingError(coords, net.matrix, net.index).median;
 }
 // The yardstick for convergence: Vivaldi run offline on the same RTT matrix
@@ -166,34 +185,49 @@ try {
 await new Promise((r) => setTimeout(r, 5000));
 await net.refresh();
 const live = liveError();
+const livePublished = liveError((i) => net.published(i));
 const bill = settleBill();
 if (bill.perNodeMinute !== undefined) say(`while settling, per node: ${bill.cpuPctPerNode!.toFixed(2)} % of a core; per minute ${JSON.stringify(bill.perNodeMinute)}`);
 const settledSeconds = (performance.now() - tc) / 1000;
-say(`live median relative error ${live.toFixed(3)} (offline embedding ${offline.toFixed(3)}) after ${settledSeconds.toFixed(0)} s${convergeSeconds === null ? ' (not converged)' : ` (converged in ${(convergeSeconds as number).toFixed(0)} s)`}`);
+say(`live median relative error ${live.toFixed(3)}, of the published coordinates ${livePublished.toFixed(3)} (offline embedding ${offline.toFixed(3)}) after ${settledSeconds.toFixed(0)} s${convergeSeconds === null ? ' (not converged)' : ` (converged in ${(convergeSeconds as number).toFixed(0)} s)`}`);
 
-// Place the hosts from the live coordinates, as the manager would.
+// Place the hosts from the coordinates the crawlers publish, as the manager
+// does (their uploads carry those), and from their system coordinates for
+// the earlier yardstick.
 const rng = createRng(deriveSeed(opts.seed, 'tasks'));
 const hosts = net.hosts.filter((h) => net.nearest(h).rtt < Infinity);
+const sysCoord = (i: number) => net.coord(i);
+const pubCoord = (i: number) => net.published(i);
 const placed = new Map<number, ReturnType<typeof toWireCoord>>();
-for (const h of hosts) placed.set(h, toWireCoord(net.placeHost(h)));
+for (const h of hosts) placed.set(h, toWireCoord(net.placeHost(h, undefined, pubCoord)));
 
-// Oracle: the best choice the coordinates allow (argmin of predicted RTT over
-// every online crawler), separating coordinate error from lookup misses.
-const oracle: number[] = [];
-const oracleExtra: number[] = [];
-const oracleChoice = new Map<number, number>();
-for (const h of hosts) {
-  const hc = fromWireCoord(placed.get(h)!);
-  let bi = 0;
-  net.index.forEach((_, i) => {
-    if (predictRtt(net.coord(i), hc) < predictRtt(net.coord(bi), hc)) bi = i;
-  });
-  oracleChoice.set(h, bi);
-  oracle.push(net.rtt(h, net.index[bi]!) / net.nearest(h).rtt);
-  oracleExtra.push(net.rtt(h, net.index[bi]!) - net.nearest(h).rtt);
+/** The best choice the coordinates `coordOf` allow for each host (argmin of
+ * predicted RTT over every online crawler, hosts placed from the same
+ * coordinates), separating coordinate error from lookup misses. */
+function oracleOn(coordOf: (i: number) => Coordinate, hostCoord: (h: number) => Coordinate) {
+  const stretch: number[] = [];
+  const extra: number[] = [];
+  const choice = new Map<number, number>();
+  for (const h of hosts) {
+    const hc = hostCoord(h);
+    let bi = 0;
+    net.index.forEach((_, i) => {
+      if (predictRtt(coordOf(i), hc) < predictRtt(coordOf(bi), hc)) bi = i;
+    });
+    choice.set(h, bi);
+    stretch.push(net.rtt(h, net.index[bi]!) / net.nearest(h).rtt);
+    extra.push(net.rtt(h, net.index[bi]!) - net.nearest(h).rtt);
+  }
+  stretch.sort((a, b) => a - b);
+  extra.sort((a, b) => a - b);
+  return { stretch, extra, choice };
 }
-oracle.sort((a, b) => a - b);
-oracleExtra.sort((a, b) => a - b);
+const sysOracle = oracleOn(sysCoord, (h) => net.placeHost(h, undefined, sysCoord));
+const pubOracle = oracleOn(pubCoord, (h) => fromWireCoord(placed.get(h)!));
+const oracle = sysOracle.stretch;
+const oracleExtra = sysOracle.extra;
+// The router ranks published coordinates: the choice it is compared with.
+const oracleChoice = pubOracle.choice;
 // The same oracle on the offline coordinates (hosts placed from them as the
 // manager would): what routing by coordinates could give with converged ones.
 // Beside the live oracle it says how much the live coordinates blur routing.
@@ -302,7 +336,7 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
         } else if (r.ranked === undefined || !r.ranked.includes(oid)) {
           why.missed++;
           const level = r.level >= 0 ? r.level : DEFAULT_CELLS.minLevel;
-          const own = cellAt(net.coord(oi), level).name;
+          const own = cellAt(net.published(oi), level).name;
           const block = blockAround(hc, level);
           if (net.announcements(oi) === 0) cls = 'missedNotAnnounced';
           else cls = block.some((c) => c.name === own) ? 'missedInBlock' : 'missedOutsideBlock';
@@ -320,9 +354,9 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
           const mine = table.get(r.chosen)?.coord;
           const theirs = table.get(oid)?.coord;
           cls = mine !== undefined && theirs !== undefined && predictRtt(theirs, hc) >= predictRtt(mine, hc) ? 'rankedLowerByManagerCoords' : 'rankedLowerByPolicy';
-          // How far the manager's copies lie from the live coordinates the oracle read (ms in coordinate space).
+          // How far the manager's copies lie from the published coordinates the oracle read (ms in coordinate space).
           for (const [copy, j] of [[mine, i], [theirs, oi]] as const) {
-            if (copy !== undefined) coordDriftMs.push(Math.hypot(...Array.from(copy.vec, (x, a) => x - (net.coord(j).vec[a] ?? 0))));
+            if (copy !== undefined) coordDriftMs.push(Math.hypot(...Array.from(copy.vec, (x, a) => x - (net.published(j).vec[a] ?? 0))));
           }
         }
         const c = byClass.get(cls)!;
@@ -369,6 +403,8 @@ async function run(orders: { h: number; order: TaskOrder; envelope: SignedEnvelo
 }
 
 const before = net.index.map((_, i) => Float64Array.from(net.coord(i).vec)); // a copy: TestNet's are live
+const beforePub = net.index.map((_, i) => Float64Array.from(net.published(i).vec));
+const changesBefore = net.index.map((_, i) => net.publishedChanges(i));
 const coordOrders = await makeOrders(opts.tasks, true, 'c');
 const hashOrders = await makeOrders(opts.hashTasks, false, 'x');
 const tr = performance.now();
@@ -419,7 +455,10 @@ await net.refresh();
 // oracle reads them as they were before routing, a router that confirms its
 // copies reads them as they are, so this is how far the two can disagree
 // without either being wrong.
-const motion = net.index.map((_, i) => Math.hypot(...Array.from(net.coord(i).vec, (x, a) => x - (before[i]![a] ?? 0)))).sort((a, b) => a - b);
+const motionOf = (coordOf: (i: number) => Coordinate, from: Float64Array[]) => net.index.map((_, i) => Math.hypot(...Array.from(coordOf(i).vec, (x, a) => x - (from[i]![a] ?? 0)))).sort((a, b) => a - b);
+const motion = motionOf(sysCoord, before);
+const motionPub = motionOf(pubCoord, beforePub);
+const changesWhileRouting = net.index.map((_, i) => net.publishedChanges(i) - changesBefore[i]!).sort((a, b) => a - b);
 // Peak resident memory of every process that hosts nodes (maxRSS is in KiB).
 const usage = net instanceof ProcessNet ? net.usage() : undefined;
 const peakRssSumMB = process.resourceUsage().maxRSS / 1024 + (usage?.peakRssSumMB ?? 0);
@@ -436,6 +475,10 @@ const result = {
   stretchP90: quantileSorted(byCoord.stretch, 0.9),
   oracleStretchMedian: quantileSorted(oracle, 0.5),
   oracleStretchP90: quantileSorted(oracle, 0.9),
+  publishedOracleStretchMedian: quantileSorted(pubOracle.stretch, 0.5),
+  publishedOracleStretchP90: quantileSorted(pubOracle.stretch, 0.9),
+  publishedOracleExtraRttMsMedian: quantileSorted(pubOracle.extra, 0.5),
+  publishedOracleExtraRttMsP90: quantileSorted(pubOracle.extra, 0.9),
   offlineOracleStretchMedian: quantileSorted(offlineOracle, 0.5),
   offlineOracleStretchP90: quantileSorted(offlineOracle, 0.9),
   extraRttMsMedian: quantileSorted(byCoord.extra, 0.5),
@@ -463,11 +506,13 @@ const result = {
         },
       }
     : {}),
-  diagnosis: { ...byCoord.diagnosis, coordMotionDuringRoutingMsMedian: quantileSorted(motion, 0.5), routerConfirmQueries: net.manager.router.confirmQueries },
+  diagnosis: { ...byCoord.diagnosis, coordMotionDuringRoutingMsMedian: quantileSorted(motion, 0.5), publishedMotionDuringRoutingMsMedian: quantileSorted(motionPub, 0.5), publishedChangesDuringRoutingMedian: quantileSorted(changesWhileRouting, 0.5), routerConfirmQueries: net.manager.router.confirmQueries },
   hashAcceptP50Ms: quantileSorted(byHash.latency, 0.5),
   failed: byCoord.failed,
   hashFailed: byHash.failed,
   liveMedianError: live,
+  liveMedianErrorPublished: livePublished,
+  appCoord,
   offlineMedianError: offline,
   startSeconds,
   perProcess: opts.perProcess,
@@ -484,7 +529,8 @@ const result = {
 if (opts.json) console.log(JSON.stringify(result));
 else {
   console.log(`stretch median ${result.stretchMedian.toFixed(3)} p90 ${result.stretchP90.toFixed(3)} (exact nearest ${(result.exactNearest * 100).toFixed(0)}%)`);
-  console.log(`best possible from the coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)} (same choice as ours ${(result.sameAsOracle * 100).toFixed(0)}%)`);
+  console.log(`best possible from the Vivaldi (system) coordinates: stretch median ${result.oracleStretchMedian.toFixed(3)} p90 ${result.oracleStretchP90.toFixed(3)}`);
+  console.log(`best possible from the published coordinates (what the router ranks): stretch median ${result.publishedOracleStretchMedian.toFixed(3)} p90 ${result.publishedOracleStretchP90.toFixed(3)}, extra RTT ${result.publishedOracleExtraRttMsMedian.toFixed(1)} / ${result.publishedOracleExtraRttMsP90.toFixed(1)} ms (same choice as ours ${(result.sameAsOracle * 100).toFixed(0)}%); live error ${result.liveMedianErrorPublished.toFixed(3)} (Vivaldi's ${result.liveMedianError.toFixed(3)})`);
   console.log(`best possible from converged (offline) coordinates: stretch median ${result.offlineOracleStretchMedian.toFixed(3)} p90 ${result.offlineOracleStretchP90.toFixed(3)}`);
   console.log(`extra RTT over the nearest crawler: median ${result.extraRttMsMedian.toFixed(1)} ms p90 ${result.extraRttMsP90.toFixed(1)} ms (best possible: ${result.oracleExtraRttMsMedian.toFixed(1)} / ${result.oracleExtraRttMsP90.toFixed(1)} ms)`);
   if (result.unconfirmed !== undefined) {

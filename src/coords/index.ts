@@ -8,3 +8,4 @@ export * from './eval.js';
 export * from './plausibility.js';
 export * from './adaptive.js';
 export * from './loop-lag.js';
+export * from './app-coord.js';

@@ -2,7 +2,15 @@
 // stream, length-prefixed JSON, ≤ 4 KiB each way.
 //
 //   request  { t: 'probe' | 'info' | 'bye', coord?, load?, crawler? }
-//   reply    { coord?, load?, crawler, turnaroundMs? }
+//   reply    { coord?, sys?, load?, crawler, turnaroundMs?, stallMs? }
+//
+// `coord` is the coordinate the node publishes (src/coords/app-coord.ts: it
+// changes only when Vivaldi's own coordinate has really moved, so routers,
+// hosts placed from it and cell announcements do not chase Vivaldi's jitter);
+// peers store it, route on it and check it against the RTTs they measure. A
+// probe reply also carries `sys`, the Vivaldi coordinate itself, when it
+// differs: the prober's Vivaldi step needs where the responder's Vivaldi is
+// now (Ledlie et al. 2007 keep the system-level coordinate for updates).
 //
 // A `probe` is timed by the caller (write → reply) and feeds Vivaldi with the
 // RTT and the remote's coordinate and error; both sides also learn each other's
@@ -33,7 +41,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { IdentifyResult, Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
-import type { VivaldiNode, AdaptiveProbeOptions } from '../coords/index.js';
+import type { VivaldiNode, AdaptiveProbeOptions, AppCoordinate, Coordinate } from '../coords/index.js';
 import type { Rng } from '../rng.js';
 import { AdaptiveProbing, LoopLag, predictRtt } from '../coords/index.js';
 import { NeighbourSet, type Candidate, type NeighbourChange, type NeighbourOptions } from './neighbours.js';
@@ -59,6 +67,8 @@ const requestSchema = z.object({
 });
 const replySchema = z.object({
   coord: coordSchema.optional(),
+  /** The responder's Vivaldi coordinate, for the prober's Vivaldi step (absent: `coord` is it). */
+  sys: coordSchema.optional(),
   load: loadSchema.optional(),
   crawler: z.boolean(),
   /** Responder's own turnaround (request read → reply written) beyond any
@@ -76,6 +86,8 @@ export interface CoordServiceOptions {
   peers: PeerTable;
   /** This node's Vivaldi state; absent on nodes that only route (a manager). */
   vivaldi?: VivaldiNode;
+  /** The filter of the coordinate this node publishes (absent: it publishes Vivaldi's own). */
+  app?: AppCoordinate;
   /** Whether this node runs tasks and should be chosen by routers. */
   crawler: boolean;
   load?: () => Load;
@@ -227,8 +239,24 @@ export class CoordService {
     return this.pace.settled;
   }
 
+  /** The coordinate this node publishes (what peers store, route on and
+   * check): the application-level one when there is a filter, else Vivaldi's. */
+  get published(): Coordinate | undefined {
+    const viv = this.o.vivaldi;
+    if (viv === undefined) return undefined;
+    return this.o.app?.coord ?? viv.coord;
+  }
+
   private myCoord() {
-    return this.o.vivaldi !== undefined ? toWireCoord(this.o.vivaldi.coord) : undefined;
+    const c = this.published;
+    return c !== undefined ? toWireCoord(c) : undefined;
+  }
+
+  /** Vivaldi's own coordinate for a probe reply, when the published one differs. */
+  private mySys() {
+    const viv = this.o.vivaldi;
+    if (viv === undefined || this.o.app?.filtering !== true) return undefined;
+    return toWireCoord(viv.coord);
   }
 
   private schedule(ms: number): void {
@@ -358,13 +386,15 @@ export class CoordService {
     while (w.length > 1 && (w.length > (this.o.minWindow ?? 4) || w[0]!.at < horizon)) w.shift();
     const best = Math.min(...w.map((x) => x.rttMs));
     const viv = this.o.vivaldi;
-    if (viv !== undefined && reply.coord !== undefined && reply.crawler) {
-      const remote = fromWireCoord(reply.coord);
+    const theirs = reply.sys ?? reply.coord;
+    if (viv !== undefined && theirs !== undefined && reply.crawler) {
+      const remote = fromWireCoord(theirs);
       // The pace judges the sample against the prediction made before it counts.
       this.pace.observe(predictRtt(viv.coord, remote), best);
       if (viv.update(remote, best, peer)) {
         this.samples++;
         if (relayed) this.relayedSamples++;
+        if (this.o.app?.observe(viv.coord, now) === true) this.o.log?.debug({ changes: this.o.app.changes }, 'published coordinate moved');
       }
       if (!this.settledOnce && this.pace.intervalMs >= this.pace.opts.maxIntervalMs) {
         this.settledOnce = true;
@@ -469,7 +499,8 @@ export class CoordService {
       const turnaroundMs = Math.max(0, performance.now() - tIn - imposed);
       // A stall going on when the request arrived delayed its read (later ones are in the turnaround).
       const stallMs = this.lag !== undefined && req.t === 'probe' ? this.lag.lag.stallAt(tIn) : undefined;
-      await ch.write({ coord: this.myCoord(), load: this.o.load?.(), crawler: this.o.crawler, turnaroundMs, ...(stallMs !== undefined && stallMs > 0 ? { stallMs: Math.min(60_000, stallMs) } : {}) });
+      const sys = req.t === 'probe' ? this.mySys() : undefined;
+      await ch.write({ coord: this.myCoord(), ...(sys !== undefined ? { sys } : {}), load: this.o.load?.(), crawler: this.o.crawler, turnaroundMs, ...(stallMs !== undefined && stallMs > 0 ? { stallMs: Math.min(60_000, stallMs) } : {}) });
       await ch.close();
     } catch (err) {
       this.o.log?.debug({ peer: remote, err: String(err) }, 'bad coordinate request');

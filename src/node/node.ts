@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { VivaldiNode, type Coordinate, type VivaldiOptions } from '../coords/index.js';
+import { AppCoordinate, VivaldiNode, type AppCoordOptions, type Coordinate, type VivaldiOptions } from '../coords/index.js';
 import { claimingVivaldi } from './test-plugin.js';
 import { createRng, deriveSeed } from '../rng.js';
 import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
@@ -85,6 +85,8 @@ export interface VolunteerNodeOptions extends Libp2pOptions {
   bootstrap?: string[];
   seed?: number;
   vivaldi?: Partial<VivaldiOptions>;
+  /** The filter of the published (application-level) coordinate (src/coords/app-coord.ts). */
+  appCoord?: Partial<AppCoordOptions>;
   /** Test hook: delay before answering a coordinate probe from `remote`. */
   probeDelay?: (remote: string) => number;
   /** Test hook (test-plugin.ts): the coordinate this node claims to others, from its true one. */
@@ -159,6 +161,8 @@ export class VolunteerNode {
   readonly libp2p: VolcrawlLibp2p;
   readonly peers = new PeerTable();
   readonly vivaldi: VivaldiNode;
+  /** The coordinate this node publishes, filtered from Vivaldi's (app-coord.ts). */
+  readonly app: AppCoordinate;
   readonly coords: CoordService;
   readonly announcer: Announcer;
   readonly receiver: TaskReceiver<Task>;
@@ -196,10 +200,12 @@ export class VolunteerNode {
     this.managerLink = new ManagerLink({ libp2p, manager: o.manager, bootstrap: parseBootstrap(o.bootstrap ?? []), checkMs: o.managerCheckMs, log: o.log });
     // What others hear: the coordinate, or with the test hook a false claim (Vivaldi itself still runs on the truth).
     const claimed = o.claim === undefined ? this.vivaldi : claimingVivaldi(this.vivaldi, o.claim);
+    this.app = new AppCoordinate(o.appCoord ?? {});
     this.coords = new CoordService({
       libp2p,
       peers: this.peers,
       vivaldi: claimed,
+      app: this.app,
       crawler: true,
       load: () => this.runner.load(),
       rng: createRng(deriveSeed(seed, `coord:${libp2p.peerId.toString()}`)),
@@ -211,10 +217,16 @@ export class VolunteerNode {
       minWindow: o.coordMinWindow,
       log: o.log,
     });
-    this.witness = new WitnessService({ libp2p, peers: this.peers, vivaldi: claimed, log: o.log });
+    // Everything others read of this node's position is the published
+    // coordinate: the witness's replies, the cells it announces, its own
+    // position when forwarding, and the coordinate its uploads carry (the
+    // manager places hosts from it) — the frame routers rank in.
+    const coords = this.coords;
+    const published = claimingVivaldi(claimed, () => coords.published!);
+    this.witness = new WitnessService({ libp2p, peers: this.peers, vivaldi: published, log: o.log });
     this.announcer = new Announcer({
       libp2p,
-      coord: () => claimed.coord,
+      coord: () => published.coord,
       cells: o.cells,
       checkMs: o.announceCheckMs,
       minGapMs: o.announceMinGapMs,
@@ -232,7 +244,7 @@ export class VolunteerNode {
       parseTask,
       runner: this.runner,
       peers: this.peers,
-      coord: () => this.vivaldi.coord,
+      coord: () => published.coord,
       maxHops: o.maxHops,
       rateLimit: o.taskRateLimit,
       privateKey: o.privateKey,
@@ -384,7 +396,7 @@ export class VolunteerNode {
         orderId: h.order.id,
         host: h.order.host,
         hostRttMs: result.stats?.rttMs ?? null,
-        crawlerCoord: toWireCoord(this.vivaldi.coord),
+        crawlerCoord: toWireCoord(this.coords.published!),
         ...(h.handover !== undefined ? { handover: h.handover } : {}),
         result,
       });

@@ -8,7 +8,7 @@ import { UploadReceiver, uploadResult, UploadRefusedError, type UploadMessage } 
 import { PeerRateLimiter } from '../../src/dht/rate-limit.js';
 import { CoordService } from '../../src/dht/coord-protocol.js';
 import { PeerTable } from '../../src/dht/peers.js';
-import { VivaldiNode } from '../../src/coords/index.js';
+import { AppCoordinate, VivaldiNode } from '../../src/coords/index.js';
 import { createRng } from '../../src/rng.js';
 
 describe('rate limiter', () => {
@@ -77,6 +77,43 @@ describe('upload and coordinate protocols', () => {
     expect(peersB.get(crawler.peerId.toString())?.load?.running).toBe(1);
     await a.bye(storage.peerId.toString());
     expect(peersB.get(crawler.peerId.toString())?.down).toBe(true);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('a probe reply carries the published coordinate for the table and the Vivaldi one for the prober\'s step', async () => {
+    const peersA = new PeerTable();
+    const peersB = new PeerTable();
+    const vivA = new VivaldiNode({}, createRng(1));
+    vivA.coord.vec.set([100, 0]);
+    vivA.coord.error = 0.5;
+    const vivB = new VivaldiNode({}, createRng(3));
+    vivB.coord.error = 0.5;
+    // B published the origin (a full window there); its Vivaldi coordinate has since wandered to (50, 0).
+    const app = new AppCoordinate({ windowSize: 2 });
+    app.observe(vivB.coord, 0);
+    app.observe(vivB.coord, 1);
+    vivB.coord.vec.set([50, 0]);
+    // Rounds a minute apart: neither probes on its own during the test (their first round finds no peer yet).
+    const a = new CoordService({ libp2p: crawler, peers: peersA, vivaldi: vivA, crawler: true, rng: createRng(2), lag: false, intervalMs: 60_000 });
+    const b = new CoordService({ libp2p: storage, peers: peersB, vivaldi: vivB, app, crawler: true, rng: createRng(4), probeDelay: () => 80, lag: false, intervalMs: 60_000 });
+    // Closed from the previous test, so their first rounds (timers of 0 ms, run before the one below) find no peer.
+    await crawler.hangUp(storage.peerId);
+    await a.start();
+    await b.start();
+    await new Promise((r) => setTimeout(r, 20));
+    await crawler.dial(storage.getMultiaddrs()[0]!);
+    expect(b.published?.vec[0]).toBe(0);
+    await a.probe(storage.peerId.toString());
+    // The table (what routers rank and checks compare) holds the published coordinate…
+    expect(Array.from(peersA.get(storage.peerId.toString())!.coord!.vec)).toEqual([0, 0]);
+    // …while A's Vivaldi step used (50, 0): predicted 50 ms + heights < 80 ms measured pushes A away from it, beyond 100
+    // (against the origin, 100 ms predicted > 80 would have pulled it in).
+    expect(vivA.coord.vec[0]).toBeGreaterThan(100);
+    // An info reply carries the published coordinate alone.
+    const info = await a.info(storage.peerId.toString());
+    expect(info.coord?.vec).toEqual([0, 0]);
+    expect(info.sys).toBeUndefined();
     await a.stop();
     await b.stop();
   });

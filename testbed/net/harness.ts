@@ -75,6 +75,14 @@ export class TestNet extends NetBase {
     return this.nodes[i]!.vivaldi.coord;
   }
 
+  published(i: number): Coordinate {
+    return this.nodes[i]!.coords.published!;
+  }
+
+  publishedChanges(i: number): number {
+    return this.nodes[i]!.app.changes;
+  }
+
   announcements(i: number): number {
     return this.nodes[i]!.announcer.announcements;
   }

@@ -11,7 +11,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import type { PrivateKey } from '@libp2p/interface';
-import { loadDefaultLatency, placeHost, type AdaptiveProbeOptions, type Coordinate, type LatencyMatrix, type VivaldiOptions } from '../../src/coords/index.js';
+import { loadDefaultLatency, placeHost, type AdaptiveProbeOptions, type AppCoordOptions, type Coordinate, type LatencyMatrix, type VivaldiOptions } from '../../src/coords/index.js';
 import { createRng, deriveSeed, type Rng } from '../../src/rng.js';
 import type { ResultSink } from '../../src/crawler/task.js';
 import type { TaskRunner, VolunteerNodeOptions } from '../../src/node/node.js';
@@ -39,6 +39,8 @@ export interface VolunteerTuning {
   connectionGraceMs?: number;
   providerTtlMs?: number;
   vivaldi?: Partial<VivaldiOptions>;
+  /** The published coordinate's filter (src/coords/app-coord.ts). */
+  appCoord?: Partial<AppCoordOptions>;
   cells?: CellOptions;
   taskRateLimit?: { perSecond: number; burst: number };
   routerCacheTtlMs?: number;
@@ -83,6 +85,7 @@ export function volunteerOptions(
     allowPrivateAddrs: true,
     seed: deriveSeed(t.seed ?? 7, `node${i}`),
     vivaldi: t.vivaldi,
+    ...(t.appCoord !== undefined ? { appCoord: t.appCoord } : {}),
     coordIntervalMs: t.coordIntervalMs ?? 1000,
     coordFanout: t.coordFanout ?? 2,
     coordPace: t.coordPace,
@@ -143,8 +146,14 @@ export abstract class NetBase {
     this.hosts.push(...order.slice(o.nodes));
   }
 
-  /** Live coordinate of node i. */
+  /** Live (Vivaldi, system-level) coordinate of node i. */
   abstract coord(i: number): Coordinate;
+
+  /** The coordinate node i publishes (what peers store and route on; app-coord.ts). */
+  abstract published(i: number): Coordinate;
+
+  /** How many times node i's published coordinate moved (after its first window). */
+  abstract publishedChanges(i: number): number;
 
   /** How many times node i has announced its cells. */
   abstract announcements(i: number): number;
@@ -224,10 +233,12 @@ export abstract class NetBase {
     return this.nodeByPeer.get(peer);
   }
 
-  /** Places dataset host `h` from its RTTs to the live crawlers, as the manager would. */
-  placeHost(h: number, alive: (i: number) => boolean = () => true): Coordinate {
+  /** Places dataset host `h` from its RTTs to the live crawlers, as the
+   * manager would: from the coordinates they publish (their uploads carry
+   * those), or from `coordOf`. */
+  placeHost(h: number, alive: (i: number) => boolean = () => true, coordOf: (i: number) => Coordinate = (i) => this.published(i)): Coordinate {
     const landmarks = this.index
-      .map((d, i) => ({ coord: this.coord(i), rttMs: this.rtt(h, d), i }))
+      .map((d, i) => ({ coord: coordOf(i), rttMs: this.rtt(h, d), i }))
       .filter((l) => alive(l.i) && l.rttMs > 0);
     return placeHost(landmarks, this.o.vivaldi ?? {}, createRng(deriveSeed(this.o.seed ?? 7, `host${h}`)));
   }

@@ -94,7 +94,7 @@ function status(id: number): void {
   send({
     t: 'status',
     id,
-    nodes: [...nodes].map(([i, n]) => ({ i, coord: toWireCoord(n.vivaldi.coord), announcements: n.announcer.announcements, cells: n.announcer.cells().map((c) => c.name) })),
+    nodes: [...nodes].map(([i, n]) => ({ i, coord: toWireCoord(n.vivaldi.coord), published: toWireCoord(n.coords.published!), publishedChanges: n.app.changes, announcements: n.announcer.announcements, cells: n.announcer.cells().map((c) => c.name) })),
     rssMB: mem.rss / 2 ** 20,
     maxRssMB: process.resourceUsage().maxRSS / 1024,
     lagP99Ms: lag.percentile(99) / 1e6,

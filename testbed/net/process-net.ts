@@ -30,6 +30,9 @@ export type ChildRequest = StartRequest | { t: 'status'; id: number } | { t: 'st
 export interface NodeReport {
   i: number;
   coord: WireCoord;
+  /** The coordinate it publishes, and how often that moved. */
+  published: WireCoord;
+  publishedChanges: number;
   announcements: number;
   /** The cells it has announced (names), at the last status. */
   cells: string[];
@@ -170,6 +173,14 @@ export class ProcessNet extends NetBase {
     return fromWireCoord(this.reports[i]!.coord);
   }
 
+  published(i: number): Coordinate {
+    return fromWireCoord(this.reports[i]!.published);
+  }
+
+  publishedChanges(i: number): number {
+    return this.reports[i]!.publishedChanges;
+  }
+
   announcements(i: number): number {
     return this.reports[i]!.announcements;
   }
@@ -207,8 +218,8 @@ export class ProcessNet extends NetBase {
 
 /** The plain-data volunteer settings of `o` (not the matrix: the children get delays). */
 function tuningOf(o: VolunteerTuning): VolunteerTuning {
-  const { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, connectionGraceMs, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs } = o;
-  return { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, connectionGraceMs, providerTtlMs, vivaldi, cells, taskRateLimit, routerCacheTtlMs };
+  const { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, connectionGraceMs, providerTtlMs, vivaldi, appCoord, cells, taskRateLimit, routerCacheTtlMs } = o;
+  return { seed, coordIntervalMs, coordFanout, coordPace, neighbours, maxConnections, connectionGraceMs, providerTtlMs, vivaldi, appCoord, cells, taskRateLimit, routerCacheTtlMs };
 }
 
 /** The child's next report of type `t` (matching `match`); rejects when the
