@@ -3,7 +3,7 @@
 // coordinate must stay put through Vivaldi's jitter; a node that truly moves
 // must get a new one promptly.
 import { describe, expect, it } from 'vitest';
-import { AppCoordinate, appCoordOptions, DEFAULT_APP_COORD_OPTIONS, energyDistance, VivaldiNode, predictRtt, type Coordinate } from '../../src/coords/index.js';
+import { AppCoordinate, appCoordOptions, DEFAULT_APP_COORD_OPTIONS, DEFAULT_PLAUSIBILITY, energyDistance, VivaldiNode, predictRtt, type Coordinate } from '../../src/coords/index.js';
 import { createRng, exponential, type Rng } from '../../src/rng.js';
 
 const c = (vec: number[], height = 1, error = 0.3): Coordinate => ({ vec: Float64Array.from(vec), height, error });
@@ -144,6 +144,16 @@ describe('application-level coordinates', () => {
     // Changes are rare: at most one per ~20 samples for the median node.
     const changes = net.app.map((a, i) => a.changes - changes0[i]!).sort((a, b) => a - b);
     expect(changes[n >> 1]!).toBeLessThanOrEqual(20);
+    // What overlay checks compare: a crawler's published coordinate against the RTTs measured to it, a pair
+    // failing beyond relTolerance·rtt + slackMs. Filtered, no more pairs fail than with Vivaldi's own coordinate.
+    const outside = (of: (i: number) => Coordinate) => {
+      const { relTolerance, slackMs } = DEFAULT_PLAUSIBILITY;
+      let bad = 0;
+      for (let a = 0; a < n; a++)
+        for (let b = 0; b < n; b++) if (a !== b && Math.abs(predictRtt(of(a), net.viv[b]!.coord) - net.rtt(a, b)) > relTolerance * net.rtt(a, b) + slackMs) bad++;
+      return bad / (n * (n - 1));
+    };
+    expect(outside((i) => net.app[i]!.coord!)).toBeLessThanOrEqual(outside((i) => net.viv[i]!.coord) + 0.01);
     // The yardstick: prediction error against the true RTTs is no worse than Vivaldi's own (within 10 %).
     const errSys = Array.from({ length: n }, (_, a) => net.error(a, (i) => net.viv[i]!.coord)).sort((x, y) => x - y)[n >> 1]!;
     const errPub = Array.from({ length: n }, (_, a) => net.error(a, (i) => net.app[i]!.coord!)).sort((x, y) => x - y)[n >> 1]!;
