@@ -37,14 +37,17 @@ export interface AppCoordOptions {
   thresholdMs: number;
 }
 
-/** 16 samples a window: with the probing pace's fanout of 2 a round, a few
- * rounds while a node's samples disagree with its coordinate (a real move
- * speeds probing up), a few minutes once settled. 8 ms: a shift of about
- * 4–6 ms of the whole window (energy ≈ 2 × shift − the windows' spread),
- * below the live coordinates' error (≈ 15 % of RTTs of tens to hundreds of
- * ms) yet above their jitter between windows (≈ 1–3 ms in the seeded tests). */
+/** Off by default: in 40-node pairs against main (session 11, docs/coords.md)
+ * the filtered coordinate lagged Vivaldi's while the live network was still
+ * converging (published error 0.222 against Vivaldi's 0.165) and routing was
+ * worse, although the seeded offline tests favour it. 16 samples a window:
+ * with the probing pace's fanout of 2 a round, a few rounds while a node's
+ * samples disagree with its coordinate (a real move speeds probing up), a few
+ * minutes once settled. 8 ms: a shift of about 4–6 ms of the whole window
+ * (energy ≈ 2 × shift − the windows' spread), below the live coordinates'
+ * error (≈ 15 % of RTTs of tens to hundreds of ms). */
 export const DEFAULT_APP_COORD_OPTIONS: Readonly<AppCoordOptions> = Object.freeze({
-  enabled: true,
+  enabled: false,
   windowSize: 16,
   thresholdMs: 8,
 });

@@ -244,7 +244,8 @@ export class CoordService {
   get published(): Coordinate | undefined {
     const viv = this.o.vivaldi;
     if (viv === undefined) return undefined;
-    return this.o.app?.coord ?? viv.coord;
+    // Until the filter publishes its own (first window full; never when off), Vivaldi's as it is.
+    return this.o.app?.filtering === true ? this.o.app.coord! : viv.coord;
   }
 
   private myCoord() {

@@ -25,7 +25,7 @@ class Network {
     this.pos = Array.from({ length: n }, () => [this.rng.next() * 300, this.rng.next() * 300]);
     this.h = Array.from({ length: n }, () => 2 + this.rng.next() * 8);
     this.viv = Array.from({ length: n }, (_, i) => new VivaldiNode({}, createRng(seed * 1000 + i)));
-    this.app = Array.from({ length: n }, () => new AppCoordinate());
+    this.app = Array.from({ length: n }, () => new AppCoordinate({ enabled: true }));
   }
 
   rtt(a: number, b: number): number {
@@ -69,7 +69,7 @@ describe('application-level coordinates', () => {
   });
 
   it('publishes the system coordinate until its first window is full, then that window\'s centroid', () => {
-    const app = new AppCoordinate({ windowSize: 4 });
+    const app = new AppCoordinate({ enabled: true, windowSize: 4 });
     expect(app.coord).toBeNull();
     const seen = [c([1, 0]), c([3, 0]), c([1, 2]), c([3, 2], 3)];
     for (let i = 0; i < 3; i++) {
@@ -102,7 +102,7 @@ describe('application-level coordinates', () => {
 
   it('a step of the whole window is a move; a window that jitters in place is not', () => {
     const rng = createRng(5);
-    const app = new AppCoordinate({ windowSize: 16, thresholdMs: 8 });
+    const app = new AppCoordinate({ enabled: true, windowSize: 16, thresholdMs: 8 });
     const jitter = (x: number, y: number) => c([x + 2 * (rng.next() - 0.5), y + 2 * (rng.next() - 0.5)]);
     let t = 0;
     for (; t < 200; t++) app.observe(jitter(100, 100), t);

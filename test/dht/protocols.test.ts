@@ -90,7 +90,7 @@ describe('upload and coordinate protocols', () => {
     const vivB = new VivaldiNode({}, createRng(3));
     vivB.coord.error = 0.5;
     // B published the origin (a full window there); its Vivaldi coordinate has since wandered to (50, 0).
-    const app = new AppCoordinate({ windowSize: 2 });
+    const app = new AppCoordinate({ enabled: true, windowSize: 2 });
     app.observe(vivB.coord, 0);
     app.observe(vivB.coord, 1);
     vivB.coord.vec.set([50, 0]);
