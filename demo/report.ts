@@ -137,7 +137,7 @@ export function formatReport(r: DemoReport): string {
   const cf = r.config;
   L.push('', `=== volcrawl demo report: ${cf.realSeconds.toFixed(0)} s real = ${cf.simulatedHours.toFixed(1)} h simulated (speed ${cf.speed}×), ${cf.sites} sites, ${cf.volunteers} volunteers, seed ${cf.seed}${cf.churn ? ', churn' : ''}`);
   L.push(`tasks: issued ${r.tasks.issued}, completed ${r.tasks.completed}, failed ${r.tasks.failed} (of which overdue ${r.tasks.overdue}), in flight at the end ${r.tasks.inFlight}`);
-  L.push(`uploads: applied ${r.uploads.applied}, duplicate ${r.uploads.duplicate}, refused ${r.uploads.refused}; page versions stored ${r.pages.versionsStored}; estimator group moves ${r.pages.groupMoves}; IIR rounds ${r.pages.rounds}`);
+  L.push(`uploads: applied ${r.uploads.applied}, duplicate ${r.uploads.duplicate}, refused ${r.uploads.refused}; page versions stored ${r.pages.versionsStored}; estimator group moves ${r.pages.groupMoves}; recrawl rounds ${r.pages.rounds}`);
   L.push('', `recrawl intervals per group (simulated; ${r.pages.rounds} reassignment rounds, ${r.intervals.length - 1 < r.pages.rounds ? `the last ${r.intervals.length - 1} shown` : 'all shown'}):`);
   for (const step of r.intervals) {
     const when = step.atSimHours === 0 ? 'initial      ' : `+${step.atSimHours.toFixed(1).padStart(5)} h sim `;
