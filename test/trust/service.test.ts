@@ -531,6 +531,48 @@ describe('trust service in a real manager', () => {
     expect(m.trust.counters.byReason.intro).toBe(2);
   });
 
+  it('a newcomer that owes its intro verifies another newcomer\'s check; its intro ends only when its crawl matched the other\'s text', async () => {
+    for (const [seed, forge] of [[1, false], [2, false], [3, false], [4, true], [5, true]] as const) {
+      await m.close();
+      dir.cleanup();
+      dir = tempDir();
+      m = await open({ trust: { seed, minRate: 1 } });
+      await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
+      await m.channels.add({ url: 'http://other.test/', depth: 2, group: 0 });
+      // V2's crawl is checked by V1 on digests alone: V2 has stored text and still owes its intro.
+      verifiers([V1, V2]);
+      await crawl(V2, pages(1));
+      await until('V2 checked', () => sent.length === 1);
+      expect(sent[0]!.peer).toBe(V1);
+      clock.advance(500);
+      const bare = resultFor(sent[0]!.t.task, pages(1), { at: clock.now() });
+      await m.ingest.ingest(upload(sent[0]!.t.task, { ...bare, pages: [], newDigests: [] }), V1);
+      await until('V2\'s check decided', () => m.trust.checks.size === 0);
+      expect(m.trust.record(V2).textAgreed ?? 0, `seed ${seed}`).toBe(0);
+      // V3's crawl is checked: V1 (no text stored) and V2 (owes its intro) are eligible, half owe: V2 verifies.
+      clock.advance(7 * 86_400_000);
+      await crawl(V3, pages(2)); // new versions: its crawl stores text
+      await until('V3 checked', () => sent.length === 2);
+      expect(sent[1]!.peer, `seed ${seed}: the newcomer that owes its intro verifies`).toBe(V2);
+      await answer(1, pages(2), forge);
+      if (!forge) {
+        await until('V3\'s check decided', () => m.trust.checks.size === 0);
+        // One crawl, both intros: the verifier's crawl matched V3's text.
+        for (const id of [V2, V3]) expect(m.trust.record(id).textAgreed, `seed ${seed}: ${id}`).toBe(1);
+        expect(m.trust.counters.spotChecks).toBe(2);
+        continue;
+      }
+      // V2 forged its verification: no credit, a third crawl (V1, the one left) outvotes it.
+      await until('the third crawl', () => sent.length === 3);
+      expect(sent[2]!.peer).toBe(V1);
+      await answer(2, pages(2));
+      await until('the tie-break decided', () => m.trust.checks.size === 0);
+      expect(m.trust.record(V2).textAgreed ?? 0, `seed ${seed}`).toBe(0);
+      expect(m.trust.record(V2).totals.disagree).toBe(1);
+      expect(m.trust.record(V3).textAgreed).toBe(1);
+    }
+  });
+
   it('a new identity starts untrusted and is checked more than one that earned trust; operators ban and lift', async () => {
     for (let i = 0; i < 20; i++) {
       clock.advance(7 * 86_400_000);

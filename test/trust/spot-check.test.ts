@@ -2,12 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../src/rng.js';
 import type { CrawlComparison, Verdict } from '../../src/manager/trust/compare.js';
 import { newReputation, recordOutcome, spotCheckRate } from '../../src/manager/trust/reputation.js';
+import { checkRate, drawIntroAt, introPassesOver, introPhase, owesIntro } from '../../src/manager/trust/intro.js';
 import {
-  checkRate,
   checkScope,
-  drawIntroAt,
-  introPassesOver,
-  introPhase,
   checkWindow,
   decideSpotCheck,
   expectedHonestOverhead,
@@ -172,6 +169,32 @@ describe('chooseVerifier', () => {
     const seen = new Set<string>();
     for (let seed = 1; seed <= 30; seed++) seen.add(chooseVerifier(subject, [{ ...silent, coord: [1, 0] }, delivered, vouched], createRng(seed))!.id);
     expect(seen).toEqual(new Set(['D', 'E', 'F']));
+  });
+  it('a second crawl goes to a newcomer that still owes its intro while they are at least half the eligible, drawn among them; never for a third crawl', () => {
+    const owing = (id: string) => ({ ...v(id, 'new', `10.${id.charCodeAt(0)}.0.1`), owesIntro: true });
+    const over = (id: string) => ({ ...v(id, 'new', `10.${id.charCodeAt(0)}.0.1`), owesIntro: false });
+    // A network's start: half or more owe theirs: only they are drawn, every one of them.
+    const start = [owing('A'), owing('B'), over('C'), over('D')];
+    const drawn = new Set<string>();
+    for (let seed = 1; seed <= 40; seed++) drawn.add(chooseVerifier(subject, start, createRng(seed))!.id);
+    expect(drawn).toEqual(new Set(['A', 'B']));
+    // Two colluders joining settled volunteers (the other owing one is the subject itself):
+    // 1 owing of 9 eligible is under half, so the plain draw — the partner is drawn no more often than anyone.
+    const settled = [owing('P'), ...'CDEFGHIJ'.split('').map(over)];
+    let partner = 0;
+    for (let seed = 1; seed <= 900; seed++) if (chooseVerifier(subject, settled, createRng(seed))!.id === 'P') partner++;
+    expect(partner / 900).toBeGreaterThan(1 / 9 - 0.04);
+    expect(partner / 900).toBeLessThan(1 / 9 + 0.04);
+    // Off with introPairMinShare 0; and region (independence) ranks above it.
+    const off = new Set<string>();
+    for (let seed = 1; seed <= 40; seed++) off.add(chooseVerifier(subject, start, createRng(seed), [], { introPairMinShare: 0 })!.id);
+    expect(off).toEqual(new Set(['A', 'B', 'C', 'D']));
+    const farOver = { ...over('E'), coord: [100, 0] };
+    for (let seed = 1; seed <= 20; seed++) expect(chooseVerifier(subject, [{ ...owing('A'), coord: [1, 0] }, farOver], createRng(seed))!.id).toBe('E');
+    // A third crawl must judge: the owing newcomer gets no preference there.
+    const judged = new Set<string>();
+    for (let seed = 1; seed <= 40; seed++) judged.add(chooseVerifier(subject, start, createRng(seed), [v('X', 'new', '10.200.0.1')])!.id);
+    expect(judged).toEqual(new Set(['A', 'B', 'C', 'D']));
   });
   it('picks at random among equals', () => {
     const c = [v('A', 'trusted', '10.1.0.1'), v('B', 'trusted', '10.2.0.1'), v('C', 'trusted', '10.3.0.1')];
@@ -341,6 +364,17 @@ describe('a new identity\'s intro check', () => {
     expect(introPhase(rec({ tasks: 20, textTasks: 0, introAt: 1 }))).toBe('due');
     expect(introPhase(rec({ tasks: 5 }))).toBe('over'); // no intro drawn (introTasks 0, or an old record until its next task)
     expect(introPhase(rec({ tasks: 1, introAt: 4 }), { introTasks: 0 })).toBe('over');
+  });
+  it('is owed, and payable as a verifier, by a new identity that stored text and whose intro is not over; not by one with no text, a suspect, or one whose text matched', () => {
+    expect(owesIntro(rec({ tasks: 2, textTasks: 1, introAt: 3 }))).toBe(true);
+    expect(owesIntro(rec({ tasks: 3, textTasks: 3, introAt: 3 }))).toBe(true);
+    // `empty` and `drop` never stored text: their verifications would need third crawls or vanish.
+    expect(owesIntro(rec({ tasks: 6, textTasks: 0, introAt: 1 }))).toBe(false);
+    expect(owesIntro(rec({ tasks: 3, textTasks: 3, introAt: 3 }), undefined, { introTasks: 0 })).toBe(false);
+    expect(owesIntro(recordOutcome(rec({ tasks: 2, textTasks: 1, introAt: 3 }), agreeOn(true)).record)).toBe(false);
+    // An agreement on digests alone leaves it owed; a disagreement makes it a suspect (never a verifier).
+    expect(owesIntro(recordOutcome(rec({ tasks: 2, textTasks: 1, introAt: 3 }), agreeOn(false)).record)).toBe(true);
+    expect(owesIntro(recordOutcome(rec({ tasks: 2, textTasks: 1, introAt: 3 }), { kind: 'disagree', at: 1 }).record)).toBe(false);
   });
   it('sets the rate: nothing sampled before it, every task when due, nothing more in the first introTasks tasks with text, the reputation\'s after, and a suspect\'s whatever the intro', () => {
     expect(checkRate(rec({ tasks: 8, textTasks: 2, introAt: 3 }))).toBe(0);

@@ -6,6 +6,7 @@ import type { ServiceCore } from '../services/core.js';
 import type { DispatchResult, IssuedTask } from '../services/tasks.js';
 import type { CompareOptions } from './compare.js';
 import type { Outcome, ReputationRecord, VolunteerStatus } from './reputation.js';
+import type { ReputationOptions } from './reputation-options.js';
 import type { SpotCheckOptions } from './spot-check.js';
 import type { VolunteerInfo } from './verifier.js';
 
@@ -36,6 +37,7 @@ export interface TrustHost {
     byReason: Record<string, number>;
   };
   readonly spot: SpotCheckOptions;
+  readonly rep: ReputationOptions;
   readonly cmp: CompareOptions;
   status(id: string): VolunteerStatus;
   /** Its reputation (a fresh one for an identity never seen). */

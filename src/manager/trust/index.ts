@@ -6,6 +6,7 @@ export * from './reputation-options.js';
 export * from './reputation.js';
 export * from './compare.js';
 export * from './spot-check.js';
+export * from './intro.js';
 export * from './verifier.js';
 export * from './tie-break.js';
 export * from './loss.js';

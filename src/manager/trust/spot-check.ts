@@ -11,7 +11,8 @@
 // channel's change rate makes believable (a forger must fake new digests to
 // upload text for pages that did not change).
 //
-// By whom: verifier.ts. Who a third crawl outvotes: tie-break.ts.
+// A new identity's first check: intro.ts. By whom: verifier.ts. Who a third
+// crawl outvotes: tie-break.ts.
 //
 // When: right away, with a deadline by which an unchanged page stays unchanged
 // with probability pUnchangedTarget (e^{−k·r·Δt} ≥ target): the shorter the
@@ -22,7 +23,7 @@ import type { TaskStatus } from '../../crawler/task.js';
 import type { Rng } from '../../rng.js';
 import { randomInt } from '../../rng.js';
 import { DEFAULT_REPUTATION, type ReputationOptions } from './reputation-options.js';
-import { newReputation, reputationStatus, spotCheckRate, type ReputationRecord } from './reputation.js';
+import { newReputation, reputationStatus, spotCheckRate } from './reputation.js';
 import { binomialTail, poissonBinomialTail } from './stats.js';
 import { mergeOptions, optionChecker } from '../../options.js';
 
@@ -59,6 +60,11 @@ export interface SpotCheckOptions {
   /** A new identity that stored no page text in this many tasks gets its intro
    * check on any crawl (one that echoes digests and never uploads text). */
   introTextlessTasks: number;
+  /** A second crawl goes preferably to a newcomer that still owes its intro (its
+   * matching crawl ends its intro too: one crawl, evidence on both) while such
+   * newcomers are at least this share of the eligible verifiers (intro.ts's
+   * pairing rule; 0: never preferred, the plain draw). */
+  introPairMinShare: number;
   /** A coverage dispute (the subject missed the pages its verifier found) is settled
    * by a stored crawl of the channel by a third volunteer in good standing, when the
    * pages it saw were seen no longer than this before the subject's task was issued,
@@ -81,6 +87,7 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   introTasks: 4,
   introMaxChecks: 3,
   introTextlessTasks: 20,
+  introPairMinShare: 0.5,
   storedCrawlMaxAgeMs: 7 * 86_400_000,
 });
 
@@ -102,6 +109,7 @@ export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotC
   check(Number.isInteger(o.introTasks) && o.introTasks >= 0, `introTasks must be an integer >= 0 (0: no introductory check), got ${o.introTasks}`);
   check(Number.isInteger(o.introMaxChecks) && o.introMaxChecks >= 1, `introMaxChecks must be an integer >= 1, got ${o.introMaxChecks}`);
   check(Number.isInteger(o.introTextlessTasks) && o.introTextlessTasks >= 1, `introTextlessTasks must be an integer >= 1, got ${o.introTextlessTasks}`);
+  check(Number.isFinite(o.introPairMinShare) && o.introPairMinShare >= 0 && o.introPairMinShare <= 1, `introPairMinShare must be in [0, 1] (0: no pairing), got ${o.introPairMinShare}`);
   check(Number.isFinite(o.storedCrawlMaxAgeMs) && o.storedCrawlMaxAgeMs >= 0, `storedCrawlMaxAgeMs must be >= 0 (0: never), got ${o.storedCrawlMaxAgeMs}`);
   return o;
 }
@@ -187,88 +195,6 @@ function changedPagesPValue(task: CompletedTask, o: SpotCheckOptions): number | 
     return binomialTail(task.revisited, Math.min(1, pChange), task.changedOfRevisited);
   }
   return null;
-}
-
-// ---------------------------------------------------------------------------
-// A new identity's first check
-
-/** What the intro rules read of a reputation record. */
-export interface IntroRecord {
-  tasks?: number;
-  textTasks?: number;
-  introAt?: number;
-  checked?: number;
-  textAgreed?: number;
-  totals: { disagree: number };
-}
-
-/**
- * Sampling at 7.4 % leaves a new forger unchecked for its first 9 tasks with
- * probability 0.50 and its first 30 with 0.10 (seen in the benchmark: a forger
- * finished 9 tasks with no check drawn). So a new identity's work is checked
- * once for sure early: at its `introAt`-th task **that stored page text**,
- * drawn uniformly from 1..introTasks when it is first seen and kept secret
- * (not in the API), so it cannot behave on that task alone. Counted in tasks
- * with text, because a crawl of unchanged pages gives a text forger nothing to
- * forge and its check nothing to compare: counted in all tasks (session 9), a
- * forger whose text came in its first tasks and whose drawn task fell among
- * text-less recrawls went 17 tasks without a check, 7 forged pages current.
- * Before it, the intro check replaces the sampled rate; from it, every task
- * with text is checked (one check in flight at a time; a task finishing while
- * one is pending leaves the intro owed, not spent) until a check of its crawl
- * **matched its page text** with another crawl's (an agreement on digests
- * alone says nothing of a text forger), or any check disagreed with it, or
- * introMaxChecks extra crawls were spent on it; then the adaptive rate. A
- * volunteer that stores no text in its first introTextlessTasks tasks is
- * checked then on any crawl (a digest echoer has no text to compare).
- *
- * 'before': the intro check is still to come (sample nothing);
- * 'due': check this task; 'over': the reputation's rate applies.
- */
-export function introPhase(rec: IntroRecord, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): 'before' | 'due' | 'over' {
-  const o = spotCheckOptions(options);
-  if (o.introTasks === 0 || rec.introAt === undefined) return 'over';
-  if ((rec.textAgreed ?? 0) > 0 || rec.totals.disagree > 0 || (rec.checked ?? 0) >= o.introMaxChecks) return 'over';
-  const text = rec.textTasks ?? 0;
-  if (text >= rec.introAt) return 'due';
-  return text === 0 && (rec.tasks ?? 0) >= o.introTextlessTasks ? 'due' : 'before';
-}
-
-/** The probability that a finished task of this volunteer is drawn for a
- * check: 1 when its intro check is due; 0 while it is still to come, and for
- * the rest of its first introTasks tasks with text once it is over, while
- * nothing speaks against the volunteer (the intro check is the sampled rate's
- * share of those tasks); else the reputation's spotCheckRate. */
-export function checkRate(rec: ReputationRecord, repOptions: ReputationOptions = DEFAULT_REPUTATION, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): number {
-  const o = spotCheckOptions(options);
-  const adaptive = spotCheckRate(rec, repOptions);
-  const status = reputationStatus(rec, repOptions);
-  const phase = introPhase(rec, o);
-  if (phase === 'due') return status === 'quarantined' || status === 'banned' ? 0 : 1;
-  if (status !== 'new' || rec.introAt === undefined) return adaptive;
-  if (phase === 'before' || (rec.textTasks ?? 0) <= o.introTasks) return 0;
-  return adaptive;
-}
-
-/**
- * Whether a task whose intro check is due is passed over: a crawl that stored
- * no page text (every page unchanged) gives a text forger nothing to forge, so
- * its check would compare digests only and say nothing of the volunteer's text
- * (seen in the benchmark: a forger's intro check fell on such a crawl, agreed,
- * and the forger then went unchecked for tens of tasks). The intro stays owed
- * for its next crawl with text; only a volunteer that has stored no text at
- * all is checked on a text-less crawl, once introTextlessTasks have passed.
- */
-export function introPassesOver(rec: IntroRecord, storedTextPages: number, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): boolean {
-  const o = spotCheckOptions(options);
-  if (storedTextPages > 0 || rec.introAt === undefined) return false;
-  return (rec.textTasks ?? 0) > 0 || (rec.tasks ?? 0) < o.introTextlessTasks;
-}
-
-/** Which of a new identity's first tasks gets its intro check (1-based), or undefined with introTasks 0. */
-export function drawIntroAt(rng: Rng, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): number | undefined {
-  const o = spotCheckOptions(options);
-  return o.introTasks === 0 ? undefined : 1 + randomInt(rng, o.introTasks);
 }
 
 // ---------------------------------------------------------------------------

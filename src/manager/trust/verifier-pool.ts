@@ -3,9 +3,12 @@
 // vouched for, then one that has delivered work (both read from its persisted
 // reputation), then one that holds no check crawl now, and never one whose
 // last task or check crawl was lost (accepted, never uploaded) until it
-// finishes something — a lost check is overhead with no verdict.
+// finishes something — a lost check is overhead with no verdict. A newcomer
+// that still owes its intro (intro.ts's owesIntro) is marked so: its matching
+// verification of another's crawl ends its intro too.
 import type { Rng } from '../../rng.js';
 import type { TrustHost, TrustNetwork } from './check-host.js';
+import { owesIntro } from './intro.js';
 import { chooseVerifier, type VolunteerInfo } from './verifier.js';
 
 export class VerifierPool {
@@ -14,7 +17,7 @@ export class VerifierPool {
   private readonly lostCheck = new Set<string>();
 
   constructor(
-    private readonly host: Pick<TrustHost, 'status' | 'spot' | 'record'>,
+    private readonly host: Pick<TrustHost, 'status' | 'spot' | 'rep' | 'record'>,
     private readonly rng: Rng,
     private readonly network: () => TrustNetwork | null,
     /** The peer holding each check crawl in flight. */
@@ -35,11 +38,12 @@ export class VerifierPool {
   }
 
   /** What its record says of its work: it delivered something (a task not lost, or a
-   * check crawl that was compared); a check agreed with it and none outvoted it. */
-  private evidence(id: string): { delivered: boolean; vouched: boolean } {
+   * check crawl that was compared); a check agreed with it and none outvoted it;
+   * it still owes its intro. */
+  private evidence(id: string): { delivered: boolean; vouched: boolean; owesIntro: boolean } {
     const r = this.host.record(id);
     const t = r.totals;
-    return { delivered: (r.tasks ?? 0) > t.lost || t.agree + t.disagree + t.inconclusive > 0, vouched: t.agree > 0 && t.disagree === 0 };
+    return { delivered: (r.tasks ?? 0) > t.lost || t.agree + t.disagree + t.inconclusive > 0, vouched: t.agree > 0 && t.disagree === 0, owesIntro: owesIntro(r, this.host.rep, this.host.spot) };
   }
 
   /** A verifier for `subject`'s work independent of it and of `others`, none of `exclude`; null when none. */

@@ -66,6 +66,8 @@ export interface VolunteerInfo {
   /** A check agreed with its crawling and none outvoted it: its crawls have been
    * seen to be right (not yet trusted: that takes more evidence). */
   vouched?: boolean;
+  /** A newcomer that still owes its intro check (intro.ts's owesIntro). */
+  owesIntro?: boolean;
 }
 
 export interface VerifierChoice {
@@ -103,7 +105,10 @@ function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * that all differ: no majority). A second crawl keeps the plain draw: a
  * misbehaving volunteer drawn to verify is caught by the third crawl that
  * follows (often how a forger that draws few tasks of its own is caught), and
- * a newcomer that verifies and agrees ends its intro without a check of its own.
+ * a newcomer that verifies and agrees ends its intro without a check of its own
+ * — so a second crawl prefers, after prefix, trust and region, a newcomer that still
+ * owes its intro, while such newcomers are at least introPairMinShare of the
+ * eligible (intro.ts's pairing rule: what it guarantees against colluders).
  * Null when nobody fits.
  */
 export function chooseVerifier(
@@ -119,16 +124,20 @@ export function chooseVerifier(
   const prefixes = involved.map((v) => (v.address ? networkPrefix(v.address) : null));
   // A third crawl decides a disagreement: its crawler must come back, and be right.
   const judge = others.length > 0;
+  const eligible = candidates.filter((c) => !ids.has(c.id) && (c.status === 'new' || c.status === 'trusted') && c.lostLastCheck !== true);
+  const owing = eligible.filter((c) => c.owesIntro === true).length;
+  const pairing = !judge && o.introPairMinShare > 0 && owing > 0 && owing >= o.introPairMinShare * eligible.length;
   const scored: { choice: VerifierChoice; score: number }[] = [];
-  for (const c of candidates) {
-    if (ids.has(c.id) || (c.status !== 'new' && c.status !== 'trusted') || c.lostLastCheck === true) continue;
+  for (const c of eligible) {
     const cp = c.address ? networkPrefix(c.address) : null;
     const otherPrefix = cp === null || prefixes.some((p) => p === null) ? null : prefixes.every((p) => p !== cp);
     const otherRegion = c.coord && subject.coord ? distance(c.coord, subject.coord) >= o.minRegionDistanceMs : null;
     const trusted = c.status === 'trusted';
-    // Lexicographic: another prefix, then trusted, (for a third crawl) vouched, delivered, then another region, then idle.
-    const proven = judge ? (c.vouched === true ? 8 : 0) + (c.delivered === true ? 4 : 0) : 0;
-    const score = (otherPrefix === true ? 32 : 0) + (trusted ? 16 : 0) + proven + (otherRegion === true ? 2 : 0) + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
+    // Lexicographic: another prefix, then trusted, (for a third crawl) vouched, delivered, then
+    // another region (independence first), then (for a second crawl, when pairing) owes its intro, then idle.
+    const proven = judge ? (c.vouched === true ? 16 : 0) + (c.delivered === true ? 8 : 0) : 0;
+    const pairs = pairing && c.owesIntro === true ? 2 : 0;
+    const score = (otherPrefix === true ? 64 : 0) + (trusted ? 32 : 0) + proven + (otherRegion === true ? 4 : 0) + pairs + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
     scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
   }
   if (scored.length === 0) return null;
