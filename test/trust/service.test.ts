@@ -573,6 +573,34 @@ describe('trust service in a real manager', () => {
     }
   });
 
+  it('a third crawl goes to a volunteer that stored page text, never to one that only finished crawls with no page', async () => {
+    // Session 11's first run: the `empty` volunteer judged a forger's dispute, outvoted itself on coverage, and the forger went free.
+    for (let seed = 1; seed <= 6; seed++) {
+      await m.close();
+      dir.cleanup();
+      dir = tempDir();
+      m = await open({ trust: { seed, minRate: 1 } });
+      await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
+      // V1 finishes a crawl that stopped before any page (never checked): it has finished a task, stored no text.
+      const [t] = await m.tasks.issueDue();
+      clock.advance(1000);
+      await m.ingest.ingest(upload(t!.task, { ...resultFor(t!.task, [], { at: clock.now() }), status: 'deadline' }), V1);
+      // V3 stores text; its check goes to V2 and stays in flight (nobody vouched for V3 yet).
+      verifiers([V2]);
+      clock.advance(7 * 86_400_000);
+      await crawl(V3, pages(1));
+      await until('V3 checked', () => sent.length === 1);
+      // The forger's check goes to V2 too, which disagrees: the third crawl is V1's or V3's.
+      clock.advance(7 * 86_400_000);
+      await crawl(F, pages(2), true);
+      await until('F checked', () => sent.length === 2);
+      verifiers([V1, V3]);
+      await answer(1, pages(2));
+      await until('the third crawl', () => sent.length === 3);
+      expect(sent[2]!.peer, `seed ${seed}`).toBe(V3);
+    }
+  });
+
   it('a new identity starts untrusted and is checked more than one that earned trust; operators ban and lift', async () => {
     for (let i = 0; i < 20; i++) {
       clock.advance(7 * 86_400_000);

@@ -1,6 +1,6 @@
 // Who may verify a check: a volunteer drawn independent of the check's parties
 // (verifier.ts's chooseVerifier), preferring one whose crawls a check has
-// vouched for, then one that has delivered work (both read from its persisted
+// vouched for, then one that has delivered pages (both read from its persisted
 // reputation), then one that holds no check crawl now, and never one whose
 // last task or check crawl was lost (accepted, never uploaded) until it
 // finishes something — a lost check is overhead with no verdict. A newcomer
@@ -37,13 +37,13 @@ export class VerifierPool {
     return { id, status: this.host.status(id), address: c?.address ?? null, coord: c?.coord ?? null };
   }
 
-  /** What its record says of its work: it delivered something (a task not lost, or a
-   * check crawl that was compared); a check agreed with it and none outvoted it;
-   * it still owes its intro. */
+  /** What its record says of its work: it delivered pages (a task that stored text —
+   * a finished task alone may be an empty one —, or a check that compared a crawl
+   * of its); a check agreed with it and none outvoted it; it still owes its intro. */
   private evidence(id: string): { delivered: boolean; vouched: boolean; owesIntro: boolean } {
     const r = this.host.record(id);
     const t = r.totals;
-    return { delivered: (r.tasks ?? 0) > t.lost || t.agree + t.disagree + t.inconclusive > 0, vouched: t.agree > 0 && t.disagree === 0, owesIntro: owesIntro(r, this.host.rep, this.host.spot) };
+    return { delivered: (r.textTasks ?? 0) > 0 || t.agree + t.disagree + t.inconclusive > 0, vouched: t.agree > 0 && t.disagree === 0, owesIntro: owesIntro(r, this.host.rep, this.host.spot) };
   }
 
   /** A verifier for `subject`'s work independent of it and of `others`, none of `exclude`; null when none. */

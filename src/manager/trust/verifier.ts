@@ -60,8 +60,11 @@ export interface VolunteerInfo {
   lostLastCheck?: boolean;
   /** Check crawls it holds now. */
   checksHeld?: number;
-  /** It has uploaded a finished task or check crawl (a volunteer that never delivers
-   * anything — the benchmark's `drop` — would take check crawls and return none). */
+  /** It has delivered pages: stored page text in a task of its own, or a check
+   * compared a crawl of its (a volunteer that never delivers anything — the
+   * benchmark's `drop` — would take check crawls and return none; one that
+   * uploads empty crawls — `empty` — judged a forger's dispute and outvoted
+   * nobody but itself on coverage, the forger went free). */
   delivered?: boolean;
   /** A check agreed with its crawling and none outvoted it: its crawls have been
    * seen to be right (not yet trusted: that takes more evidence). */
@@ -101,8 +104,8 @@ function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * check has vouched for is preferred, then one that has delivered anything: at
  * a run's start nobody is trusted, and the benchmark's third crawls fell on
  * misbehaving volunteers — the `drop` volunteer before it had lost anything
- * (no verdict, sent again), a forger judging a forger's dispute (three crawls
- * that all differ: no majority). A second crawl keeps the plain draw: a
+ * (no verdict, sent again), the `empty` one before its first check, a forger
+ * judging a forger's dispute (three crawls that all differ: no majority). A second crawl keeps the plain draw: a
  * misbehaving volunteer drawn to verify is caught by the third crawl that
  * follows (often how a forger that draws few tasks of its own is caught), and
  * a newcomer that verifies and agrees ends its intro without a check of its own
