@@ -601,6 +601,37 @@ describe('trust service in a real manager', () => {
     }
   });
 
+  it('a forger with 2 crawls with text and text-less ones after is checked by its 10th task: a late intro compares its newest crawl with text', async () => {
+    // Session 10: a forger that drew 2 crawls with text in 720 s never reached its intro (drawn at its 3rd or 4th).
+    const late: number[] = [];
+    for (let seed = 1; seed <= 8; seed++) {
+      await m.close();
+      dir.cleanup();
+      dir = tempDir();
+      m = await open({ trust: { seed } });
+      const hooksDone = awaitHooks();
+      await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
+      let checkedAt: number | null = null;
+      for (let n = 1; n <= 10 && checkedAt === null; n++) {
+        // Text on its first two crawls (new pages, then every page changed), none after (unchanged).
+        clock.advance(7 * 86_400_000);
+        await crawl(F, pages(Math.min(n, 2)), true);
+        await hooksDone();
+        if (sent.length > 0) checkedAt = n;
+      }
+      expect(checkedAt, `seed ${seed}: checked within its first 10 tasks`).not.toBeNull();
+      if (m.trust.counters.byReason['intro-late'] === 1) late.push(seed);
+      // The check crawl finds the pages as they are: same digests, other text — outvoted with a third crawl.
+      const now = pages(checkedAt === 1 ? 1 : 2);
+      await answer(0, now);
+      await until(`seed ${seed}: the third crawl`, () => sent.length === 2);
+      await answer(1, now);
+      await until(`seed ${seed}: quarantined`, () => m.trust.status(F) === 'quarantined');
+    }
+    // Half the draws fall past its 2 crawls with text (introAt 3 or 4): those are the late intros, at its 10th task.
+    expect(late.length).toBeGreaterThan(0);
+  });
+
   it('a new identity starts untrusted and is checked more than one that earned trust; operators ban and lift', async () => {
     for (let i = 0; i < 20; i++) {
       clock.advance(7 * 86_400_000);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '../../src/rng.js';
 import type { CrawlComparison, Verdict } from '../../src/manager/trust/compare.js';
 import { newReputation, recordOutcome, spotCheckRate } from '../../src/manager/trust/reputation.js';
-import { checkRate, drawIntroAt, introPassesOver, introPhase, owesIntro } from '../../src/manager/trust/intro.js';
+import { checkRate, drawIntroAt, introLate, introPassesOver, introPhase, owesIntro } from '../../src/manager/trust/intro.js';
 import {
   checkScope,
   checkWindow,
@@ -348,7 +348,7 @@ describe('a new identity\'s intro check', () => {
   const agreeOn = (text: boolean) => ({ kind: 'agree' as const, at: 1, ...(text ? { comparedText: true } : {}) });
   it('counts tasks with text: to come before its drawn one, due from it until a check matched its text, disagreed, or three extra crawls were spent', () => {
     // Counted in tasks that stored text (session 9: a forger went 17 tasks unchecked, its drawn task among text-less ones).
-    expect(introPhase(rec({ tasks: 12, textTasks: 2, introAt: 3 }))).toBe('before');
+    expect(introPhase(rec({ tasks: 9, textTasks: 2, introAt: 3 }))).toBe('before'); // (from 10 tasks on it is late: below)
     expect(introPhase(rec({ tasks: 3, textTasks: 3, introAt: 3 }))).toBe('due');
     expect(introPhase(rec({ tasks: 9, textTasks: 4, introAt: 3, checked: 2 }))).toBe('due'); // two checks with no verdict: try again
     expect(introPhase(rec({ tasks: 9, textTasks: 4, introAt: 3, checked: 3 }))).toBe('over');
@@ -364,6 +364,18 @@ describe('a new identity\'s intro check', () => {
     expect(introPhase(rec({ tasks: 20, textTasks: 0, introAt: 1 }))).toBe('due');
     expect(introPhase(rec({ tasks: 5 }))).toBe('over'); // no intro drawn (introTasks 0, or an old record until its next task)
     expect(introPhase(rec({ tasks: 1, introAt: 4 }), { introTasks: 0 })).toBe('over');
+  });
+  it('is late once a newcomer that stored text has finished introLateTasks tasks before its drawn crawl with text: due at once', () => {
+    expect(introLate(rec({ tasks: 9, textTasks: 2, introAt: 3 }))).toBe(false);
+    expect(introPhase(rec({ tasks: 9, textTasks: 2, introAt: 3 }))).toBe('before');
+    expect(introLate(rec({ tasks: 10, textTasks: 2, introAt: 3 }))).toBe(true);
+    expect(introPhase(rec({ tasks: 10, textTasks: 2, introAt: 3 }))).toBe('due');
+    expect(checkRate(rec({ tasks: 10, textTasks: 2, introAt: 3 }))).toBe(1);
+    // Not with no text at all (introTextlessTasks covers that), nor once its drawn crawl came, nor when off.
+    expect(introLate(rec({ tasks: 12, textTasks: 0, introAt: 3 }))).toBe(false);
+    expect(introLate(rec({ tasks: 12, textTasks: 3, introAt: 3 }))).toBe(false);
+    expect(introPhase(rec({ tasks: 12, textTasks: 2, introAt: 3 }), { introLateTasks: 0 })).toBe('before');
+    expect(introPhase(recordOutcome(rec({ tasks: 12, textTasks: 2, introAt: 3 }), agreeOn(true)).record)).toBe('over');
   });
   it('is owed, and payable as a verifier, by a new identity that stored text and whose intro is not over; not by one with no text, a suspect, or one whose text matched', () => {
     expect(owesIntro(rec({ tasks: 2, textTasks: 1, introAt: 3 }))).toBe(true);

@@ -47,7 +47,7 @@ export function introPhase(rec: IntroRecord, options: Partial<SpotCheckOptions> 
   if (o.introTasks === 0 || rec.introAt === undefined) return 'over';
   if ((rec.textAgreed ?? 0) > 0 || rec.totals.disagree > 0 || (rec.checked ?? 0) >= o.introMaxChecks) return 'over';
   const text = rec.textTasks ?? 0;
-  if (text >= rec.introAt) return 'due';
+  if (text >= rec.introAt || introLate(rec, o)) return 'due';
   return text === 0 && (rec.tasks ?? 0) >= o.introTextlessTasks ? 'due' : 'before';
 }
 
@@ -114,4 +114,18 @@ export function drawIntroAt(rng: Rng, options: Partial<SpotCheckOptions> | SpotC
 export function owesIntro(rec: ReputationRecord, repOptions: ReputationOptions = DEFAULT_REPUTATION, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): boolean {
   if ((rec.textTasks ?? 0) === 0 || reputationStatus(rec, repOptions) !== 'new') return false;
   return introPhase(rec, options) !== 'over';
+}
+
+/**
+ * Whether a newcomer's intro is late: it has stored text, its drawn crawl with
+ * text has not come, and it has finished introLateTasks tasks (0: never). Then
+ * the intro is due at once, and a text-less crawl of it is not passed over: the
+ * check compares its newest crawl with text whose pages are still current
+ * (late-intro.ts) — a forger with few crawls with text cannot wait out its
+ * drawn one while its forged pages stay current.
+ */
+export function introLate(rec: IntroRecord, options: Partial<SpotCheckOptions> | SpotCheckOptions = {}): boolean {
+  const o = spotCheckOptions(options);
+  const text = rec.textTasks ?? 0;
+  return o.introLateTasks > 0 && rec.introAt !== undefined && text > 0 && text < rec.introAt && (rec.tasks ?? 0) >= o.introLateTasks;
 }

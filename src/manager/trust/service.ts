@@ -21,7 +21,8 @@ import { compareOptions, DEFAULT_COMPARE, type CompareOptions } from './compare.
 import { reputationOptions, type ReputationOptions } from './reputation-options.js';
 import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, summarise, unban, type Outcome, type ReputationRecord, type ReputationSummary, type VolunteerStatus } from './reputation.js';
 import { decideSpotCheck, DEFAULT_SPOT_CHECK, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
-import { checkRate, drawIntroAt, introPassesOver, introPhase } from './intro.js';
+import { checkRate, drawIntroAt, introLate, introPassesOver, introPhase } from './intro.js';
+import { newestTextCrawl } from './late-intro.js';
 import { TrustChecks, type TrustNetwork } from './checks.js';
 import { lossStandsOut } from './loss.js';
 import { storedCrawlView } from './views.js';
@@ -314,7 +315,11 @@ export class TrustService {
     try {
       const subject = await storedCrawlView(repos, ch.id, { id: t.id, issuedAt: t.issuedAt, holder: from, status: r.status as TaskStatus, receivedAt: f.receivedAt, interSiteUrls: r.interSiteUrls });
       // Judged on what the check would compare: the pages with text the store holds of this task.
-      if (reason === 'intro' && introPassesOver(rec, subject.pages.length, this.spot) && !(this.rng.next() < this.minRate)) return;
+      if (reason === 'intro' && introPassesOver(rec, subject.pages.length, this.spot)) {
+        const late = introLate(rec, this.spot) ? await newestTextCrawl(repos, from) : null;
+        if (late !== null) return await this.checks.start(late.ch, late.subject, 'intro-late', late.ch.changeRate === null ? null : late.ch.changeRate * scale);
+        if (!(this.rng.next() < this.minRate)) return;
+      }
       await this.checks.start(ch, subject, reason, ratePerMinute);
     } finally {
       this.checks.release(from);

@@ -60,6 +60,10 @@ export interface SpotCheckOptions {
   /** A new identity that stored no page text in this many tasks gets its intro
    * check on any crawl (one that echoes digests and never uploads text). */
   introTextlessTasks: number;
+  /** A new identity that stored text but has not reached its drawn crawl with text
+   * in this many tasks gets its intro check on its newest crawl with text still
+   * current (intro.ts's introLate; 0: never). */
+  introLateTasks: number;
   /** A second crawl goes preferably to a newcomer that still owes its intro (its
    * matching crawl ends its intro too: one crawl, evidence on both) while such
    * newcomers are at least this share of the eligible verifiers (intro.ts's
@@ -88,6 +92,7 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   introMaxChecks: 3,
   introTextlessTasks: 20,
   introPairMinShare: 0.5,
+  introLateTasks: 10,
   storedCrawlMaxAgeMs: 7 * 86_400_000,
 });
 
@@ -109,6 +114,7 @@ export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotC
   check(Number.isInteger(o.introTasks) && o.introTasks >= 0, `introTasks must be an integer >= 0 (0: no introductory check), got ${o.introTasks}`);
   check(Number.isInteger(o.introMaxChecks) && o.introMaxChecks >= 1, `introMaxChecks must be an integer >= 1, got ${o.introMaxChecks}`);
   check(Number.isInteger(o.introTextlessTasks) && o.introTextlessTasks >= 1, `introTextlessTasks must be an integer >= 1, got ${o.introTextlessTasks}`);
+  check(Number.isInteger(o.introLateTasks) && o.introLateTasks >= 0, `introLateTasks must be an integer >= 0 (0: never), got ${o.introLateTasks}`);
   check(Number.isFinite(o.introPairMinShare) && o.introPairMinShare >= 0 && o.introPairMinShare <= 1, `introPairMinShare must be in [0, 1] (0: no pairing), got ${o.introPairMinShare}`);
   check(Number.isFinite(o.storedCrawlMaxAgeMs) && o.storedCrawlMaxAgeMs >= 0, `storedCrawlMaxAgeMs must be >= 0 (0: never), got ${o.storedCrawlMaxAgeMs}`);
   return o;
@@ -143,7 +149,7 @@ export interface CompletedTask {
   ratePerMinute: number | null;
 }
 
-export type CheckReason = 'anomaly-empty' | 'anomaly-changes' | 'sampled' | 'intro' | 'failure-claim';
+export type CheckReason = 'anomaly-empty' | 'anomaly-changes' | 'sampled' | 'intro' | 'intro-late' | 'failure-claim';
 
 export interface SpotCheckDecision {
   check: boolean;
