@@ -35,6 +35,15 @@ async function open(extra: Parameters<typeof openManager>[2] = {}): Promise<Mana
   return mgr;
 }
 
+/** A fresh manager (a new store) opened with `extra` and the site's channel. */
+async function fresh(extra: Parameters<typeof openManager>[2]): Promise<void> {
+  await m.close();
+  dir.cleanup();
+  dir = tempDir();
+  m = await open(extra);
+  await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
+}
+
 /** The manager's network from now on: only `ids` can verify (they accept every check). */
 function verifiers(ids: string[]): void {
   m.trust.network = {
@@ -474,12 +483,8 @@ describe('trust service in a real manager', () => {
     // the text-less recrawls after them went 17 tasks without a check. Several identities
     // (seeds): counted in all tasks, a draw past the text would leave some unchecked.
     for (let seed = 1; seed <= 10; seed++) {
-      await m.close();
-      dir.cleanup();
-      dir = tempDir();
-      m = await open({ trust: { seed } });
+      await fresh({ trust: { seed } });
       const hooksDone = awaitHooks();
-      await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
       // Crawls that stopped before a live page: never drawn, whatever the intro says.
       for (let i = 0; i < 3; i++) {
         clock.advance(7 * 86_400_000);
@@ -533,11 +538,7 @@ describe('trust service in a real manager', () => {
 
   it('a newcomer that owes its intro verifies another newcomer\'s check; its intro ends only when its crawl matched the other\'s text', async () => {
     for (const [seed, forge] of [[1, false], [2, false], [3, false], [4, true], [5, true]] as const) {
-      await m.close();
-      dir.cleanup();
-      dir = tempDir();
-      m = await open({ trust: { seed, minRate: 1 } });
-      await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
+      await fresh({ trust: { seed, minRate: 1 } });
       await m.channels.add({ url: 'http://other.test/', depth: 2, group: 0 });
       // V2's crawl is checked by V1 on digests alone: V2 has stored text and still owes its intro.
       verifiers([V1, V2]);
@@ -576,11 +577,7 @@ describe('trust service in a real manager', () => {
   it('a third crawl goes to a volunteer that stored page text, never to one that only finished crawls with no page', async () => {
     // Session 11's first run: the `empty` volunteer judged a forger's dispute, outvoted itself on coverage, and the forger went free.
     for (let seed = 1; seed <= 6; seed++) {
-      await m.close();
-      dir.cleanup();
-      dir = tempDir();
-      m = await open({ trust: { seed, minRate: 1 } });
-      await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
+      await fresh({ trust: { seed, minRate: 1 } });
       // V1 finishes a crawl that stopped before any page (never checked): it has finished a task, stored no text.
       const [t] = await m.tasks.issueDue();
       clock.advance(1000);
@@ -605,12 +602,8 @@ describe('trust service in a real manager', () => {
     // Session 10: a forger that drew 2 crawls with text in 720 s never reached its intro (drawn at its 3rd or 4th).
     const late: number[] = [];
     for (let seed = 1; seed <= 8; seed++) {
-      await m.close();
-      dir.cleanup();
-      dir = tempDir();
-      m = await open({ trust: { seed } });
+      await fresh({ trust: { seed } });
       const hooksDone = awaitHooks();
-      await m.channels.add({ url: 'http://site.test/', depth: 2, group: 0 });
       let checkedAt: number | null = null;
       for (let n = 1; n <= 10 && checkedAt === null; n++) {
         // Text on its first two crawls (new pages, then every page changed), none after (unchanged).
