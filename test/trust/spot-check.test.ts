@@ -348,7 +348,8 @@ describe('a new identity\'s intro check', () => {
   const agreeOn = (text: boolean) => ({ kind: 'agree' as const, at: 1, ...(text ? { comparedText: true } : {}) });
   it('counts tasks with text: to come before its drawn one, due from it until a check matched its text, disagreed, or three extra crawls were spent', () => {
     // Counted in tasks that stored text (session 9: a forger went 17 tasks unchecked, its drawn task among text-less ones).
-    expect(introPhase(rec({ tasks: 9, textTasks: 2, introAt: 3 }))).toBe('before'); // (from 10 tasks on it is late: below)
+    expect(introPhase(rec({ tasks: 2, textTasks: 2, introAt: 3 }))).toBe('before'); // (from 3 tasks on it is late: below)
+    expect(introPhase(rec({ tasks: 12, textTasks: 2, introAt: 3 }), { introLateTasks: 0 })).toBe('before');
     expect(introPhase(rec({ tasks: 3, textTasks: 3, introAt: 3 }))).toBe('due');
     expect(introPhase(rec({ tasks: 9, textTasks: 4, introAt: 3, checked: 2 }))).toBe('due'); // two checks with no verdict: try again
     expect(introPhase(rec({ tasks: 9, textTasks: 4, introAt: 3, checked: 3 }))).toBe('over');
@@ -366,11 +367,11 @@ describe('a new identity\'s intro check', () => {
     expect(introPhase(rec({ tasks: 1, introAt: 4 }), { introTasks: 0 })).toBe('over');
   });
   it('is late once a newcomer that stored text has finished introLateTasks tasks before its drawn crawl with text: due at once', () => {
-    expect(introLate(rec({ tasks: 9, textTasks: 2, introAt: 3 }))).toBe(false);
-    expect(introPhase(rec({ tasks: 9, textTasks: 2, introAt: 3 }))).toBe('before');
-    expect(introLate(rec({ tasks: 10, textTasks: 2, introAt: 3 }))).toBe(true);
-    expect(introPhase(rec({ tasks: 10, textTasks: 2, introAt: 3 }))).toBe('due');
-    expect(checkRate(rec({ tasks: 10, textTasks: 2, introAt: 3 }))).toBe(1);
+    expect(introLate(rec({ tasks: 2, textTasks: 2, introAt: 3 }))).toBe(false);
+    expect(introPhase(rec({ tasks: 2, textTasks: 2, introAt: 3 }))).toBe('before');
+    expect(introLate(rec({ tasks: 3, textTasks: 1, introAt: 3 }))).toBe(true);
+    expect(introPhase(rec({ tasks: 3, textTasks: 1, introAt: 3 }))).toBe('due');
+    expect(checkRate(rec({ tasks: 3, textTasks: 1, introAt: 3 }))).toBe(1);
     // Not with no text at all (introTextlessTasks covers that), nor once its drawn crawl came, nor when off.
     expect(introLate(rec({ tasks: 12, textTasks: 0, introAt: 3 }))).toBe(false);
     expect(introLate(rec({ tasks: 12, textTasks: 3, introAt: 3 }))).toBe(false);
@@ -389,7 +390,7 @@ describe('a new identity\'s intro check', () => {
     expect(owesIntro(recordOutcome(rec({ tasks: 2, textTasks: 1, introAt: 3 }), { kind: 'disagree', at: 1 }).record)).toBe(false);
   });
   it('sets the rate: nothing sampled before it, every task when due, nothing more in the first introTasks tasks with text, the reputation\'s after, and a suspect\'s whatever the intro', () => {
-    expect(checkRate(rec({ tasks: 8, textTasks: 2, introAt: 3 }))).toBe(0);
+    expect(checkRate(rec({ tasks: 2, textTasks: 2, introAt: 3 }))).toBe(0);
     expect(checkRate(rec({ tasks: 8, textTasks: 3, introAt: 3 }))).toBe(1);
     // The intro check is the sampled rate's share of the first introTasks (4) tasks with text.
     const agreed = recordOutcome(rec({ tasks: 8, textTasks: 3, introAt: 3, checked: 1 }), agreeOn(true)).record;

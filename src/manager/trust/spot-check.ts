@@ -92,7 +92,7 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   introMaxChecks: 3,
   introTextlessTasks: 20,
   introPairMinShare: 0.5,
-  introLateTasks: 10,
+  introLateTasks: 3,
   storedCrawlMaxAgeMs: 7 * 86_400_000,
 });
 
