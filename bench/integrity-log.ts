@@ -55,8 +55,9 @@ for (const l of lines) {
   const say = (s: string): void => void out.push(`${t} s  ${s}`);
   switch (l.msg) {
     case 'spot check issued':
-      say(`check (${String(l.reason)}) of ${name(l.volunteer)}'s task by ${name(l.verifier)}: ${String(l.status)}, ${String(l.pages)} pages with text, ${String(l.live)} live`);
+      say(`check (${String(l.reason)}) of ${name(l.volunteer)}'s task by ${name(l.verifier)}${l.verifierOwesIntro === true ? ' (who owes its intro)' : ''}: ${String(l.status)}, ${String(l.pages)} pages with text, ${String(l.live)} live`);
       count(`second crawl, ${String(l.reason)}, of ${role(l.volunteer)}`);
+      if (l.verifierOwesIntro === true) count('second crawl by a newcomer that owed its intro');
       break;
     case 'spot check compared':
       say(`  ${String(l.verdict)}: ${name(l.volunteer)} against ${name(l.verifier)} ${Array.isArray(l.reasons) ? l.reasons.join('; ').slice(0, 120) : ''}`);

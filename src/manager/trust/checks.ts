@@ -21,6 +21,7 @@ import { buildTask, taskId } from '../domain/task-builder.js';
 import { UploadRefused } from '../errors.js';
 import type { DispatchResult, IssuedTask } from '../services/tasks.js';
 import { compareCrawls, type CrawlView } from './compare.js';
+import { owesIntro } from './intro.js';
 import { resolvePair } from './tie-break.js';
 import { judgeThird, party, settleFromStore } from './verdicts.js';
 import { VerifierPool } from './verifier-pool.js';
@@ -247,7 +248,9 @@ export class TrustChecks {
     c.spotChecks++;
     c.byReason[reason] = (c.byReason[reason] ?? 0) + 1;
     await this.s.noteChecked(subject.volunteer);
-    this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, check: sent.id, verifier: sent.by, reason, status: subject.status, pages: subject.pages.length, live: subject.validators.length }, 'spot check issued');
+    // verifierOwesIntro: the pairing rule's doing, or the plain draw's (intro.ts); read by bench/integrity-log.ts.
+    const owes = owesIntro(this.s.record(sent.by), this.s.rep, this.s.spot);
+    this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, check: sent.id, verifier: sent.by, verifierOwesIntro: owes, reason, status: subject.status, pages: subject.pages.length, live: subject.validators.length }, 'spot check issued');
     return true;
   }
 
