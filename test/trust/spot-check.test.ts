@@ -13,7 +13,7 @@ import {
   type CompletedTask,
 } from '../../src/manager/trust/spot-check.js';
 import { coverageMajority, resolveByStoredCrawl, resolvePair, resolveTieBreak } from '../../src/manager/trust/tie-break.js';
-import { chooseVerifier, networkPrefix, type VolunteerInfo } from '../../src/manager/trust/verifier.js';
+import { chooseVerifier, networkPrefix, regionCoord, type VolunteerInfo } from '../../src/manager/trust/verifier.js';
 
 const fixed = (v: number): Rng => ({ next: () => v });
 const MIN = 60_000;
@@ -120,6 +120,24 @@ describe('networkPrefix', () => {
 describe('chooseVerifier', () => {
   const subject: VolunteerInfo = { id: 'S', status: 'new', address: '10.0.0.1', coord: [0, 0] };
   const v = (id: string, status: VolunteerInfo['status'], address: string | null, coord: number[] | null = null): VolunteerInfo => ({ id, status, address, coord });
+  it('judges region only from a coordinate claim witnesses vouched for and none contradicted', () => {
+    const far = [300, 0];
+    const rec = (agree: number, disagree: number) => ({ overlay: { agree, disagree } });
+    expect(regionCoord(rec(0, 0), far)).toBeNull();
+    expect(regionCoord(rec(2, 0.5), far)).toBeNull();
+    expect(regionCoord(rec(1.5, 0), far)).toBe(far);
+    expect(regionCoord(rec(3, 0), null)).toBeNull();
+    // A liar claiming to sit 300 ms from everyone, its claim unchecked, is no
+    // longer everyone's "independent" verifier: among equals it is drawn at random.
+    const liar = v('L', 'new', '10.0.5.1', regionCoord(rec(0, 0), far) as number[] | null);
+    const honest = ['H1', 'H2', 'H3'].map((id, i) => v(id, 'new', `10.0.${6 + i}.1`, [1 + i, 0]));
+    let liarDrawn = 0;
+    for (let seed = 1; seed <= 400; seed++) if (chooseVerifier(subject, [liar, ...honest], createRng(seed))!.id === 'L') liarDrawn++;
+    expect(liarDrawn).toBeGreaterThan(60);
+    expect(liarDrawn).toBeLessThan(140);
+    // With its far claim taken at face value it would win every draw.
+    for (let seed = 1; seed <= 20; seed++) expect(chooseVerifier(subject, [{ ...liar, coord: far }, ...honest], createRng(seed))!.id).toBe('L');
+  });
   it('never the subject, a suspect, a quarantined or banned volunteer', () => {
     const c = [subject, v('q', 'quarantined', '10.9.0.1'), v('s', 'suspect', '10.9.0.2'), v('b', 'banned', '10.9.0.3')];
     expect(chooseVerifier(subject, c, createRng(1))).toBeNull();

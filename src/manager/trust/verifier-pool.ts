@@ -9,7 +9,7 @@
 import type { Rng } from '../../rng.js';
 import type { TrustHost, TrustNetwork } from './check-host.js';
 import { owesIntro } from './intro.js';
-import { chooseVerifier, type VolunteerInfo } from './verifier.js';
+import { chooseVerifier, regionCoord, type VolunteerInfo } from './verifier.js';
 
 export class VerifierPool {
   /** Volunteers whose last task or check crawl was lost and that finished nothing
@@ -34,7 +34,7 @@ export class VerifierPool {
 
   private info(id: string): VolunteerInfo {
     const c = this.network()?.candidates().find((x) => x.id === id);
-    return { id, status: this.host.status(id), address: c?.address ?? null, coord: c?.coord ?? null };
+    return { id, status: this.host.status(id), address: c?.address ?? null, coord: regionCoord(this.host.record(id), c?.coord) };
   }
 
   /** What its record says of its work: it delivered pages (a task that stored text —

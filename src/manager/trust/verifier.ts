@@ -3,12 +3,12 @@
 // or small hosting block), then one already trusted (so a crowd of fresh
 // Sybil identities checks nobody), for a third crawl then one a check has
 // vouched for, then one that has delivered work, then one in another coordinate
-// region; random among the best, so a volunteer cannot arrange to be checked by
+// region (judged only from coordinates witnesses vouched for: regionCoord); random among the best, so a volunteer cannot arrange to be checked by
 // a friend. Pure; randomness from an injected Rng.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Rng } from '../../rng.js';
 import { randomInt } from '../../rng.js';
-import type { VolunteerStatus } from './reputation.js';
+import type { ReputationRecord, VolunteerStatus } from './reputation.js';
 import { spotCheckOptions, type SpotCheckOptions } from './spot-check.js';
 
 /**
@@ -80,6 +80,19 @@ export interface VerifierChoice {
   /** In another coordinate region than the subject (null: a coordinate unknown). */
   otherRegion: boolean | null;
   trusted: boolean;
+}
+
+/**
+ * The coordinate a volunteer's region is judged from: its claim only once
+ * witnesses have found it consistent with the RTTs they measured and none has
+ * contradicted it; null (region unknown) before. An unchecked claim would let a
+ * volunteer that says it sits 300 ms from everyone be "in another region" for
+ * every subject, and so the preferred verifier of most checks — a place from
+ * which it could vouch for an accomplice's forgery (the benchmark's coordinate
+ * faker drew 9 of the first 10 second crawls of a run this way).
+ */
+export function regionCoord(rec: Pick<ReputationRecord, 'overlay'>, claim: ArrayLike<number> | null | undefined): ArrayLike<number> | null {
+  return claim != null && rec.overlay.agree > 0 && rec.overlay.disagree === 0 ? claim : null;
 }
 
 function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
