@@ -1,6 +1,6 @@
 // npm run bench:integrity [-- --json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N]
 //                         [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]
-//                         [--run-on N]
+//                         [--run-on N] [--strategy fixed|iir|icr|caf]
 //
 // Issue 13's benchmark: `dht-manager serve` and N honest plus M misbehaving
 // `volunteer-crawler join` processes (the real CLI; misbehaving ones through
@@ -17,12 +17,17 @@
 // `--run-on N` keeps it going for N more tasks (a fixed horizon) and adds the
 // steady-state figure: the overhead over those N tasks alone (nobody left to
 // catch: what checking costs a network of honest volunteers) and over the
-// whole run. The issue's figures stay the ones at the stop point. `atTasks`
+// whole run. The issue's figures stay the ones at the stop point. `--strategy`
+// runs the manager with another recrawl strategy than serve's default (CAF
+// since session 11, which uses idle volunteer threads and so runs several
+// times the tasks IIR does in this world: the overhead's denominator moves
+// with it, so compare strategies' overheads side by side). `atTasks`
 // gives the extra crawls over the run's first 50, 100, 150, ... tasks: a
 // yardstick that does not move with how early the run stopped.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MISBEHAVIOURS, type Misbehaviour } from '../testbed/misbehave.js';
+import { STRATEGIES } from '../src/recrawl/index.js';
 import { runIntegrity } from '../testbed/integrity.js';
 
 const { values } = parseArgs({
@@ -37,11 +42,12 @@ const { values } = parseArgs({
     'max-seconds': { type: 'string', default: '1500' },
     'log-dir': { type: 'string' },
     'run-on': { type: 'string', default: '0' },
+    strategy: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR] [--run-on N]\n');
+  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR] [--run-on N] [--strategy fixed|iir|icr|caf]\n');
   process.exit(0);
 }
 const int = (name: string, v: string, lo: number, hi: number): number => {
@@ -59,6 +65,10 @@ for (const m of malicious) {
     process.exit(2);
   }
 }
+if (values.strategy !== undefined && !(STRATEGIES as readonly string[]).includes(values.strategy)) {
+  process.stderr.write(`--strategy: unknown strategy ${values.strategy} (${STRATEGIES.join(', ')})\n`);
+  process.exit(2);
+}
 const honest = int('honest', values.honest, 3, 50);
 const load = loadavg()[0]!;
 // Ctrl-C or a kill ends the run early: the processes are stopped and the figures so far printed.
@@ -73,12 +83,13 @@ const res = await runIntegrity({
   maxRunMs: int('max-seconds', values['max-seconds'], 10, 36_000) * 1000,
   settleMs: 120_000,
   runOnTasks: int('run-on', values['run-on'], 0, 100_000),
+  ...(values.strategy !== undefined ? { managerArgs: ['--strategy', values.strategy] } : {}),
   seed: int('seed', values.seed, 0, 2 ** 31),
   ...(values['log-dir'] !== undefined ? { logDir: values['log-dir'] } : {}),
   onProgress: values.json ? undefined : (s) => process.stderr.write(`${s}\n`),
   signal: abort.signal,
 });
-const out = { ...res, loadAvgStart: Math.round(load * 100) / 100, loadAvgEnd: Math.round(loadavg()[0]! * 100) / 100 };
+const out = { ...res, strategy: values.strategy ?? null /* null: serve's default */, loadAvgStart: Math.round(load * 100) / 100, loadAvgEnd: Math.round(loadavg()[0]! * 100) / 100 };
 if (values.json) process.stdout.write(JSON.stringify(out) + '\n');
 else {
   const ok = (b: boolean) => (b ? 'ok' : 'SHORT');
