@@ -1,6 +1,6 @@
 // npm run bench:integrity [-- --json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N]
 //                         [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]
-//                         [--run-on N] [--strategy fixed|iir|icr|caf]
+//                         [--run-on N] [--strategy fixed|iir|icr|caf] [--rate-cap X|off]
 //
 // Issue 13's benchmark: `dht-manager serve` and N honest plus M misbehaving
 // `volunteer-crawler join` processes (the real CLI; misbehaving ones through
@@ -21,7 +21,11 @@
 // runs the manager with another recrawl strategy than serve's default (CAF
 // since session 11, which uses idle volunteer threads and so runs several
 // times the tasks IIR does in this world: the overhead's denominator moves
-// with it, so compare strategies' overheads side by side). `atTasks`
+// with it, so compare strategies' overheads side by side). `--rate-cap`
+// (default 1000, as since the bench began: no cap in effect) caps each
+// channel's recrawl rate at X times its change rate; serve's own default is 2,
+// and under CAF, which fills idle threads, the cap is what keeps it from
+// recrawling unchanged pages over and over. `atTasks`
 // gives the extra crawls over the run's first 50, 100, 150, ... tasks: a
 // yardstick that does not move with how early the run stopped.
 import { loadavg } from 'node:os';
@@ -43,11 +47,12 @@ const { values } = parseArgs({
     'log-dir': { type: 'string' },
     'run-on': { type: 'string', default: '0' },
     strategy: { type: 'string' },
+    'rate-cap': { type: 'string', default: '1000' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR] [--run-on N] [--strategy fixed|iir|icr|caf]\n');
+  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR] [--run-on N] [--strategy fixed|iir|icr|caf] [--rate-cap X|off]\n');
   process.exit(0);
 }
 const int = (name: string, v: string, lo: number, hi: number): number => {
@@ -69,6 +74,11 @@ if (values.strategy !== undefined && !(STRATEGIES as readonly string[]).includes
   process.stderr.write(`--strategy: unknown strategy ${values.strategy} (${STRATEGIES.join(', ')})\n`);
   process.exit(2);
 }
+const rateCap = values['rate-cap'];
+if (rateCap !== 'off' && !(Number.isFinite(Number(rateCap)) && Number(rateCap) > 0)) {
+  process.stderr.write(`--rate-cap must be a number > 0 or off, got ${rateCap}\n`);
+  process.exit(2);
+}
 const honest = int('honest', values.honest, 3, 50);
 const load = loadavg()[0]!;
 // Ctrl-C or a kill ends the run early: the processes are stopped and the figures so far printed.
@@ -83,13 +93,13 @@ const res = await runIntegrity({
   maxRunMs: int('max-seconds', values['max-seconds'], 10, 36_000) * 1000,
   settleMs: 120_000,
   runOnTasks: int('run-on', values['run-on'], 0, 100_000),
-  ...(values.strategy !== undefined ? { managerArgs: ['--strategy', values.strategy] } : {}),
+  managerArgs: ['--rate-cap', rateCap, ...(values.strategy !== undefined ? ['--strategy', values.strategy] : [])],
   seed: int('seed', values.seed, 0, 2 ** 31),
   ...(values['log-dir'] !== undefined ? { logDir: values['log-dir'] } : {}),
   onProgress: values.json ? undefined : (s) => process.stderr.write(`${s}\n`),
   signal: abort.signal,
 });
-const out = { ...res, strategy: values.strategy ?? null /* null: serve's default */, loadAvgStart: Math.round(load * 100) / 100, loadAvgEnd: Math.round(loadavg()[0]! * 100) / 100 };
+const out = { ...res, strategy: values.strategy ?? null /* null: serve's default */, rateCap, loadAvgStart: Math.round(load * 100) / 100, loadAvgEnd: Math.round(loadavg()[0]! * 100) / 100 };
 if (values.json) process.stdout.write(JSON.stringify(out) + '\n');
 else {
   const ok = (b: boolean) => (b ? 'ok' : 'SHORT');
