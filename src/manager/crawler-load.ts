@@ -30,7 +30,7 @@ export const DEFAULT_LOAD_STALE_MS = 180_000;
 
 export const DEFAULT_CRAWLER_LOAD: Readonly<CrawlerLoadOptions> = Object.freeze({
   staleMs: DEFAULT_LOAD_STALE_MS,
-  // A volunteer runs 5 threads by default (`dht-node join --threads`, up to 256).
+  // A volunteer runs 5 threads by default (`volunteer-crawler join --threads`, up to 256).
   maxThreads: 64,
   // The crawler's default queue holds one task per thread (5 and 5); two allow a longer one.
   maxQueuePerThread: 2,
