@@ -21,11 +21,13 @@
 // runs the manager with another recrawl strategy than serve's default (CAF
 // since session 11, which uses idle volunteer threads and so runs several
 // times the tasks IIR does in this world: the overhead's denominator moves
-// with it, so compare strategies' overheads side by side). `--rate-cap`
-// (default 1000, as since the bench began: no cap in effect) caps each
-// channel's recrawl rate at X times its change rate; serve's own default is 2,
-// and under CAF, which fills idle threads, the cap is what keeps it from
-// recrawling unchanged pages over and over. `atTasks`
+// with it, so compare strategies' overheads side by side). `--rate-cap X`
+// caps each channel's recrawl rate at X times its change rate; without it the
+// manager runs with serve's own default (2). Until session 11 the bench always
+// passed 1000 (no cap in effect): harmless under IIR, but under CAF, which
+// fills idle threads, it let volunteers recrawl unchanged pages many times a
+// virtual day — several times the tasks, which shrank the overhead's
+// denominator's meaning (`--rate-cap 1000` reproduces those runs). `atTasks`
 // gives the extra crawls over the run's first 50, 100, 150, ... tasks: a
 // yardstick that does not move with how early the run stopped.
 import { loadavg } from 'node:os';
@@ -47,7 +49,7 @@ const { values } = parseArgs({
     'log-dir': { type: 'string' },
     'run-on': { type: 'string', default: '0' },
     strategy: { type: 'string' },
-    'rate-cap': { type: 'string', default: '1000' },
+    'rate-cap': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -75,7 +77,7 @@ if (values.strategy !== undefined && !(STRATEGIES as readonly string[]).includes
   process.exit(2);
 }
 const rateCap = values['rate-cap'];
-if (rateCap !== 'off' && !(Number.isFinite(Number(rateCap)) && Number(rateCap) > 0)) {
+if (rateCap !== undefined && rateCap !== 'off' && !(Number.isFinite(Number(rateCap)) && Number(rateCap) > 0)) {
   process.stderr.write(`--rate-cap must be a number > 0 or off, got ${rateCap}\n`);
   process.exit(2);
 }
@@ -93,13 +95,13 @@ const res = await runIntegrity({
   maxRunMs: int('max-seconds', values['max-seconds'], 10, 36_000) * 1000,
   settleMs: 120_000,
   runOnTasks: int('run-on', values['run-on'], 0, 100_000),
-  managerArgs: ['--rate-cap', rateCap, ...(values.strategy !== undefined ? ['--strategy', values.strategy] : [])],
+  managerArgs: [...(rateCap !== undefined ? ['--rate-cap', rateCap] : []), ...(values.strategy !== undefined ? ['--strategy', values.strategy] : [])],
   seed: int('seed', values.seed, 0, 2 ** 31),
   ...(values['log-dir'] !== undefined ? { logDir: values['log-dir'] } : {}),
   onProgress: values.json ? undefined : (s) => process.stderr.write(`${s}\n`),
   signal: abort.signal,
 });
-const out = { ...res, strategy: values.strategy ?? null /* null: serve's default */, rateCap, loadAvgStart: Math.round(load * 100) / 100, loadAvgEnd: Math.round(loadavg()[0]! * 100) / 100 };
+const out = { ...res, strategy: values.strategy ?? null /* null: serve's default */, rateCap: rateCap ?? null, loadAvgStart: Math.round(load * 100) / 100, loadAvgEnd: Math.round(loadavg()[0]! * 100) / 100 };
 if (values.json) process.stdout.write(JSON.stringify(out) + '\n');
 else {
   const ok = (b: boolean) => (b ? 'ok' : 'SHORT');

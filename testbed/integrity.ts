@@ -170,7 +170,7 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
   const started = Date.now();
   const ticker = setInterval(() => web.clock.advance(100 * o.timeScale), 100);
   try {
-    mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', String(o.timeScale), '--tick', '200', '--rate-cap', '1000', '--log-level', 'info', ...(o.managerArgs ?? [])], o.logDir !== undefined ? { logFile: join(o.logDir, 'manager.log') } : {});
+    mgr = await startManagerProcess(join(dir, 'manager'), ['--time-scale', String(o.timeScale), '--tick', '200', '--log-level', 'info', ...(o.managerArgs ?? [])], o.logDir !== undefined ? { logFile: join(o.logDir, 'manager.log') } : {});
     // Retried: under load a keep-alive socket the server has just closed resets now and then
     // (session 8: one run of seed 1 died on "fetch failed: ECONNRESET" after 420 s).
     const api = async <T>(path: string): Promise<T> => {
