@@ -129,7 +129,7 @@ export class TaskManager {
     const running = this.running.size;
     const queued = this.queue.length;
     const free = this.accepting ? this.threadCount - running + (this.queueMax - queued) : 0;
-    return { running, queued, free: Math.max(0, free) };
+    return { running, queued, free: Math.max(0, free), threads: this.accepting ? this.threadCount : running };
   }
 
   /** Resolves when nothing is running or queued. */

@@ -383,6 +383,11 @@ export interface TaskLoad {
   running: number;
   queued: number;
   free: number;
+  /** Task threads the runner offers now: its thread count while it takes
+   * tasks, only its running ones while paused or draining. Lets the manager's
+   * CAF count threads exactly (src/manager/crawler-load.ts); volunteers before
+   * session 12 leave it out and the manager infers it from the other three. */
+  threads?: number;
 }
 
 /** All-zero statistics: a fresh thread's, and a cancelled task's report. */

@@ -57,7 +57,8 @@ export const NEIGHBOUR_TAG = 'volcrawl-neighbour';
 export const NEIGHBOUR_TAG_VALUE = 60;
 
 const count = z.number().int().min(0).max(1_000_000);
-export const loadSchema = z.object({ running: count, queued: count, free: count });
+/** A crawler's load (src/crawler/task.ts TaskLoad); `threads` is absent from volunteers before session 12. */
+export const loadSchema = z.object({ running: count, queued: count, free: count, threads: count.optional() });
 
 const requestSchema = z.object({
   t: z.enum(['probe', 'info', 'bye']),

@@ -7,6 +7,8 @@ export interface Load {
   running: number;
   queued: number;
   free: number;
+  /** Threads it offers (reported since session 12; absent: inferred, src/manager/crawler-load.ts). */
+  threads?: number;
 }
 
 export interface PeerState {

@@ -59,8 +59,11 @@ export interface CrawlerLoad {
  * running, src/node/lazy-runner.ts.) A volunteer with a shorter queue than threads
  * is counted with fewer threads (it looks busier), one with a longer queue with
  * more (it looks idler: the demo's 3 threads and 6 queue slots count as 4.5).
+ * Volunteers since session 12 report `threads` and are counted by it (never
+ * below their running tasks: a draining crawler's running ones still count).
  */
-export function threadsOf(l: { running: number; queued: number; free: number }): number {
+export function threadsOf(l: { running: number; queued: number; free: number; threads?: number }): number {
+  if (l.threads !== undefined && Number.isFinite(l.threads) && l.threads >= 0) return Math.max(l.running, l.threads);
   if (l.queued > 0 && l.running > 0) return l.running;
   return Math.max(l.running, (l.running + l.queued + l.free) / 2);
 }

@@ -266,6 +266,7 @@ function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner:
   let tm: TaskManager | undefined;
   const runner = new LazyRunner({
     capacity: owner.prefs.threads + owner.prefs.queue,
+    threads: owner.prefs.threads,
     create: async () => {
       const { TaskManager } = await import('../crawler/manager.js');
       log.info('crawler loaded for the first task');
@@ -294,7 +295,7 @@ function lazyTaskManager(flags: JoinFlags, sink: ResultSink, log: Logger, owner:
   owner.onPrefs((p) => {
     blockList.update(p.neverFetch);
     blocked.listChanged();
-    runner.setCapacity(p.threads + p.queue);
+    runner.setCapacity(p.threads + p.queue, p.threads);
     tm?.setThreads(p.threads);
     tm?.setQueue(p.queue);
     tm?.setBandwidth(p.maxBandwidth);

@@ -9,6 +9,8 @@ import type { TaskRunner } from './node.js';
 export interface LazyRunnerOptions {
   /** Threads + queue of the runner to come (what `load()` reports meanwhile). */
   capacity: number;
+  /** Threads of the runner to come (the `threads` `load()` reports meanwhile). */
+  threads: number;
   /** Creates the real runner (typically a dynamic import and a constructor). */
   create: () => Promise<TaskRunner>;
   /** Told when loading fails: the tasks waiting here are dropped (never
@@ -24,14 +26,17 @@ export class LazyRunner implements TaskRunner {
   private failed = false;
   private paused = false;
   private capacity: number;
+  private threads: number;
 
   constructor(private readonly o: LazyRunnerOptions) {
     this.capacity = o.capacity;
+    this.threads = o.threads;
   }
 
   /** The owner changed threads or queue: what `load()` reports until the crawler is loaded (it has its own setters). */
-  setCapacity(n: number): void {
+  setCapacity(n: number, threads: number): void {
     this.capacity = n;
+    this.threads = threads;
   }
 
   /** Whether the real runner has been loaded. */
@@ -51,8 +56,9 @@ export class LazyRunner implements TaskRunner {
 
   load(): TaskLoad {
     if (this.inner !== undefined) return this.inner.load();
-    const free = this.closed || this.failed || this.paused ? 0 : this.capacity - this.waiting.length;
-    return { running: 0, queued: this.waiting.length, free: Math.max(0, free) };
+    const taking = !(this.closed || this.failed || this.paused);
+    const free = taking ? this.capacity - this.waiting.length : 0;
+    return { running: 0, queued: this.waiting.length, free: Math.max(0, free), threads: taking ? this.threads : 0 };
   }
 
   private ensureLoaded(): Promise<TaskRunner | undefined> {

@@ -105,9 +105,9 @@ describe('TaskManager under the owner', () => {
     expect(tm.submit(slow('c'))).toBe('full');
     tm.setQueue(3);
     expect(tm.submit(slow('c'))).toBe('accepted');
-    expect(tm.load()).toEqual({ running: 1, queued: 2, free: 1 });
+    expect(tm.load()).toEqual({ running: 1, queued: 2, free: 1, threads: 1 });
     tm.setThreads(3); // the queued ones start at once
-    expect(tm.load()).toEqual({ running: 3, queued: 0, free: 3 });
+    expect(tm.load()).toEqual({ running: 3, queued: 0, free: 3, threads: 3 });
     const handed = await tm.pause();
     expect(handed.map((t) => t.id).sort()).toEqual(['a', 'b', 'c']);
     expect(tm.submit(slow('d'))).toBe('full');

@@ -34,14 +34,14 @@ describe('TaskManager', () => {
       expect(l.queued).toBeLessThanOrEqual(3);
     }
     expect(results).toEqual(['accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'full', 'full', 'full']);
-    expect(m.load()).toEqual({ running: 2, queued: 3, free: 0 });
+    expect(m.load()).toEqual({ running: 2, queued: 3, free: 0, threads: 2 });
     await m.idle();
     expect(m.peak.running).toBe(2);
     expect(m.peak.queued).toBe(3);
     const finals = sink.parts.filter((p) => p.final);
     expect(finals.map((f) => f.taskId).sort()).toEqual(tasks.slice(0, 5).map((t) => t.id).sort());
     expect(finals.every((f) => f.status === 'completed')).toBe(true);
-    expect(m.load()).toEqual({ running: 0, queued: 0, free: 5 });
+    expect(m.load()).toEqual({ running: 0, queued: 0, free: 5, threads: 2 });
     await m.close();
   });
 

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PeerState } from '../../src/dht/peers.js';
 import type { ResultSink, Task, TaskLoad } from '../../src/crawler/task.js';
 import type { TaskRunner } from '../../src/node/node.js';
+import { TaskManager } from '../../src/crawler/manager.js';
+import { LazyRunner } from '../../src/node/lazy-runner.js';
 import { aggregateLoad, DEFAULT_CRAWLER_LOAD, DEFAULT_LOAD_STALE_MS, threadsOf } from '../../src/manager/crawler-load.js';
 import { waitFor } from '../../testbed/net/harness.js';
 import { LoopbackNetwork } from './network-fixture.js';
@@ -19,6 +21,38 @@ describe('aggregateLoad', () => {
     expect(threadsOf({ running: 0, queued: 0, free: 10 })).toBe(5);
     expect(threadsOf({ running: 4, queued: 0, free: 0 })).toBe(4); // a paused one reports free 0
     expect(threadsOf({ running: 0, queued: 1, free: 9 })).toBe(5); // still loading its crawler: its first task waits
+  });
+
+  it('counts a reported thread count as it is (never below the running tasks), where inference would miscount', () => {
+    // 3 threads and a queue of 6 (the demo's volunteers): inferred 4.5, reported 3
+    expect(threadsOf({ running: 1, queued: 0, free: 8 })).toBe(4.5);
+    expect(threadsOf({ running: 1, queued: 0, free: 8, threads: 3 })).toBe(3);
+    // 8 threads and a queue of 2, 2 queued behind 8 running: inferred 8 either way; idle: inferred 5, reported 8
+    expect(threadsOf({ running: 0, queued: 0, free: 10, threads: 8 })).toBe(8);
+    // draining: it reports only its running ones
+    expect(threadsOf({ running: 2, queued: 0, free: 0, threads: 2 })).toBe(2);
+    expect(threadsOf({ running: 4, queued: 0, free: 0, threads: 0 })).toBe(4);
+    // a bad copy falls back to the inference
+    expect(threadsOf({ running: 0, queued: 0, free: 10, threads: Number.NaN })).toBe(5);
+  });
+
+  it("the runners' own reports: a TaskManager and the lazy stand-in report their threads, none (beyond the running) while paused", async () => {
+    const sink: ResultSink = { upload: async () => {} } as unknown as ResultSink;
+    const tm = new TaskManager({ threads: 3, queue: 6, sink });
+    expect(tm.load()).toEqual({ running: 0, queued: 0, free: 9, threads: 3 });
+    expect(threadsOf(tm.load())).toBe(3);
+    await tm.pause();
+    expect(tm.load()).toEqual({ running: 0, queued: 0, free: 0, threads: 0 });
+    tm.resume();
+    expect(tm.load().threads).toBe(3);
+    await tm.close();
+    const lazy = new LazyRunner({ capacity: 9, threads: 3, create: async () => new TaskManager({ threads: 3, queue: 6, sink }) });
+    expect(lazy.load()).toEqual({ running: 0, queued: 0, free: 9, threads: 3 });
+    lazy.setCapacity(12, 4);
+    expect(lazy.load().threads).toBe(4);
+    await lazy.pause();
+    expect(lazy.load()).toEqual({ running: 0, queued: 0, free: 0, threads: 0 });
+    await lazy.close();
   });
 
   it('sums the crawlers heard from within the bound; stale, down, never-reported and non-crawler peers are left out', () => {
@@ -99,6 +133,11 @@ describe('the manager aggregates the load real volunteers report', () => {
     const after = node.crawlerLoad();
     expect(after.crawlers).toBe(2);
     expect(after.load).toEqual({ threads: 5 + 64, running: 5, queued: 5 });
+    // a volunteer that reports its threads (since session 12) is counted by them across the wire:
+    // 3 threads with a queue of 6 would be inferred as 4.5
+    runners[0]!.report = { running: 1, queued: 0, free: 8, threads: 3 };
+    await node.loadSurvey.pass(performance.now() + 61_000);
+    expect(node.crawlerLoad().load).toEqual({ threads: 3 + 64, running: 1, queued: 0 });
     // no copy within the bound: no load, CAF steers on the success rate
     expect(node.crawlerLoad(performance.now() + DEFAULT_LOAD_STALE_MS + 1).load).toBeNull();
   }, 120_000);
