@@ -4,50 +4,35 @@
 // validators; stops at max depth, page cap or deadline; every bad response is
 // a counted outcome. The page text is spooled to a temp file while crawling
 // and uploaded in parts afterwards. With an archive sink it also hands over
-// what a WARC file holds: robots.txt and redirect responses, changed pages as
-// response records, unchanged ones as revisits (a 304: server-not-modified; a
-// 200 whose payload digest is the known one: identical-payload-digest), and
-// 4xx/5xx responses when asked.
+// what a WARC file holds (archive-handover.ts).
+//
+// This file is the thread's life and its fetch loop: the deadline and abort,
+// the robots gate, politeness, the owner's budget per request, redirects. What
+// each job does lives beside it: frontier.ts (where a URL goes), response.ts
+// (what a response becomes), validators.ts (conditional GET), fetch-budget.ts
+// (the transfer cap), archive-handover.ts (WARC records), upload.ts (parts).
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ArchiveHandOver } from './archive-handover.js';
 import type { TokenBucket } from './bandwidth.js';
 import { Downloader, type FetchResult } from './downloader.js';
-import { DigestSet, sha1, sha1_32 } from './hash.js';
-import { decodeBody, normaliseUrl, parseHtml } from './html.js';
+import { metered, reserveRoom, type BudgetRoom, type FetchBudget } from './fetch-budget.js';
+import { Frontier } from './frontier.js';
+import { DigestSet } from './hash.js';
+import { normaliseUrl } from './html.js';
 import { DEFAULT_LIMITS, ROBOTS_TOKEN, USER_AGENT, type CrawlLimits } from './limits.js';
-import { fetchRobots, type RobotsRules } from './robots.js';
+import { OutcomeLog } from './outcome-log.js';
+import { handleResponse, type ResponseContext } from './response.js';
+import { fetchRobots } from './robots.js';
 import { resolveHost, type OwnerBlockList } from './safety.js';
 import { Spool } from './spool.js';
-import {
-  emptyStats,
-  inScope,
-  type KnownPage,
-  type Outcome,
-  type PageRecord,
-  type ResultSink,
-  type Task,
-  type TaskResult,
-  type TaskStats,
-  type TaskStatus,
-  type ValidatorRecord,
-} from './task.js';
-import { UrlSeen } from './urlseen.js';
-import { UrlTodo } from './urltodo.js';
-import { sha1Label } from './warc/digest.js';
+import { emptyStats, inScope, type KnownPage, type Outcome, type ResultSink, type Task, type TaskStats, type TaskStatus } from './task.js';
+import { uploadSpool, type PartHeader } from './upload.js';
+import { conditionalHeaders } from './validators.js';
 import type { Exchange } from './warc/exchange.js';
-import type { RefersTo, RevisitProfile } from './warc/record.js';
 import type { ArchiveSink } from './warc/writer.js';
 
-/** Room for the bytes of one request (the owner's transfer cap; src/node/ledger.ts fits). */
-export interface FetchBudget {
-  /** Room for one fetch of at most `maxBytes`; null = none left now. */
-  reserve(maxBytes: number): { settle(down: number, up?: number): void } | null;
-}
-
-/** Bytes a request and a response's head take on the wire beyond the body, about (counted with the body against the owner's cap). */
-export const REQUEST_OVERHEAD_BYTES = 64 * 1024;
-/** While the budget is spent, a thread asks again this often (the owner may raise the cap; a pause hands the task on). */
-const BUDGET_RETRY_MS = 1000;
+export { REQUEST_OVERHEAD_BYTES, type FetchBudget } from './fetch-budget.js';
 
 export interface ThreadOptions {
   allowPrivate?: boolean;
@@ -99,31 +84,25 @@ class TaskThread {
   private readonly limits: CrawlLimits;
   private readonly now: () => number;
   private readonly stats = emptyStats();
-  private readonly outcomes: Partial<Record<Outcome, number>> = {};
-  private readonly errors: TaskResult['errors'] = [];
-  private readonly interSite = new Set<string>();
-  private readonly knownInterSite: DigestSet;
-  private readonly pageSeen: DigestSet;
+  private readonly log = new OutcomeLog();
   private readonly known = new Map<string, KnownPage>();
-  private readonly filters: RegExp[];
-  private readonly seen: UrlSeen;
-  private readonly todo: UrlTodo;
+  private readonly frontier: Frontier;
+  private readonly archive: ArchiveHandOver;
   private readonly stop = new AbortController();
   private stopStatus: TaskStatus | null = null;
   /** Set when the owner's block list refused a connection mid-task: the reason the task ends with. */
   private blockedReason: string | null = null;
   private dl: Downloader | null = null;
-  private robots: RobotsRules | null = null;
   private delayMs = 0;
   private lastRequestEnd = 0;
   private consecutiveFailures = 0;
   private attempted = 0;
-  /** Exchanges the downloader captured since they were last taken (archive on). */
-  private captured: Exchange[] = [];
   // Upload spool (paper: "write the textual content to a temporary disk file"):
   // changed pages and validators go to disk while crawling, so memory does not
   // grow with the crawl; parts are formed on upload.
   private readonly spool: Spool;
+  /** What a response is recorded into (response.ts). */
+  private readonly ctx: ResponseContext;
   private startedAt = 0;
 
   constructor(
@@ -133,22 +112,21 @@ class TaskThread {
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.now = opts.now ?? Date.now;
-    this.knownInterSite = new DigestSet(task.interSiteDigests);
-    this.pageSeen = new DigestSet(task.pageDigests);
     for (const k of task.known) this.known.set(k.url, k);
-    this.filters = task.filters.map((f) => new RegExp(f));
-    this.seen = new UrlSeen(Math.max(task.expectedPages, task.known.length, task.seeds.length));
-    this.todo = new UrlTodo(this.limits.todoMemory, opts.tmpDir ?? tmpdir());
+    this.frontier = new Frontier(task, this.limits, this.log, opts.tmpDir ?? tmpdir());
     this.spool = new Spool(opts.tmpDir ?? tmpdir());
-  }
-
-  private count(o: Outcome, n = 1): void {
-    this.outcomes[o] = (this.outcomes[o] ?? 0) + n;
-  }
-
-  private fail(url: string, outcome: Outcome, detail?: string): void {
-    this.count(outcome);
-    if (this.errors.length < 100) this.errors.push(detail ? { url, outcome, detail: detail.slice(0, 500) } : { url, outcome });
+    this.archive = new ArchiveHandOver(opts.archive);
+    this.ctx = {
+      stats: this.stats,
+      log: this.log,
+      frontier: this.frontier,
+      spool: this.spool,
+      archive: this.archive,
+      pageSeen: new DigestSet(task.pageDigests),
+      limits: this.limits,
+      robotsToken: opts.robotsToken ?? ROBOTS_TOKEN,
+      archiveErrors: opts.archiveErrors ?? false,
+    };
   }
 
   async run(): Promise<ThreadOutcome> {
@@ -181,23 +159,25 @@ class TaskThread {
     } finally {
       clearTimeout(deadlineTimer);
       external?.removeEventListener('abort', onAbort);
-      this.todo.close();
+      this.frontier.todo.close();
       await this.dl?.close();
     }
-    this.stats.urlsDiscovered = this.seen.size;
-    this.stats.urlsSpilled = this.todo.spilledTotal;
+    this.stats.urlsDiscovered = this.frontier.seen.size;
+    this.stats.urlsSpilled = this.frontier.todo.spilledTotal;
+    const outcomes = this.log.outcomes;
     if (external?.aborted) {
-      this.cleanupSpool();
+      this.spool.close();
       await this.opts.archive?.end?.({ keep: false });
-      return { status: 'aborted', reason: 'handed over', stats: this.stats, outcomes: this.outcomes, parts: 0 };
+      return { status: 'aborted', reason: 'handed over', stats: this.stats, outcomes, parts: 0 };
     }
     this.opts.onUploadStart?.();
     // The archive's records go first, so the manager holds them when the task is done.
     await this.opts.archive?.end?.({ keep: true });
-    const parts = await this.upload(status, reason);
-    return { status, ...(reason ? { reason } : {}), stats: this.stats, outcomes: this.outcomes, parts };
+    const parts = await uploadSpool(this.spool, this.sink, this.limits.pagesPerPart, (part, final) => this.partHeader(status, reason, part, final));
+    return { status, ...(reason ? { reason } : {}), stats: this.stats, outcomes, parts };
   }
 
+  /** The robots gate, then the fetch loop until URLtodo is empty or the task must stop. */
   private async crawl(): Promise<{ status: TaskStatus; reason?: string }> {
     const t0 = performance.now();
     const { origin } = this.task.scope;
@@ -207,7 +187,7 @@ class TaskThread {
     if (!resolved.ok) {
       const code = resolved.error.code;
       const outcome = code === 'EBLOCKED' ? 'owner-blocked' : code === 'EPRIVATE' ? 'private-address' : 'dns-failure';
-      this.fail(origin, outcome, resolved.error.message);
+      this.log.fail(origin, outcome, resolved.error.message);
       return { status: 'refused', reason: resolved.error.message };
     }
     this.dl = new Downloader(origin, {
@@ -217,30 +197,32 @@ class TaskThread {
       limits: this.limits,
       signal: this.stop.signal,
       ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}),
-      ...(this.opts.archive ? { onExchange: (ex: Exchange) => void this.captured.push(ex), now: this.now } : {}),
+      ...(this.opts.archive ? { onExchange: this.archive.onExchange, now: this.now } : {}),
     });
     try {
       const robotsRoom = await this.reserve(this.limits.maxRobotsBytes);
       if (robotsRoom === null) return { status: this.stopStatus ?? 'failed' };
-      this.robots = await this.metered(robotsRoom, () => fetchRobots(this.dl as Downloader, origin, this.opts.robotsToken ?? ROBOTS_TOKEN, this.limits));
+      const robots = await metered(this.dl.socketBytes, robotsRoom, () => fetchRobots(this.dl as Downloader, origin, this.ctx.robotsToken, this.limits));
+      this.frontier.robots = robots;
       this.lastRequestEnd = performance.now();
       // robots.txt and any redirect on the way to it.
-      for (const ex of this.takeCaptured()) await this.archiveResponse(ex);
+      for (const ex of this.archive.take()) await this.archive.response(ex);
       if (this.stop.signal.aborted) return { status: this.stopStatus ?? 'failed' };
-      if (this.robots.kind === 'blocked') {
-        this.fail(origin, 'owner-blocked', this.robots.detail);
-        return { status: 'refused', reason: this.robots.detail };
+      if (robots.kind === 'blocked') {
+        this.log.fail(origin, 'owner-blocked', robots.detail);
+        return { status: 'refused', reason: robots.detail };
       }
-      if (this.robots.kind === 'unavailable') {
-        return { status: 'robots-unavailable', reason: `robots.txt unavailable (${this.robots.detail}): site disallowed for now` };
+      if (robots.kind === 'unavailable') {
+        return { status: 'robots-unavailable', reason: `robots.txt unavailable (${robots.detail}): site disallowed for now` };
       }
-      this.delayMs = Math.max(this.task.delayMs, Math.min(this.robots.crawlDelayMs, this.limits.maxCrawlDelayMs));
+      this.delayMs = Math.max(this.task.delayMs, Math.min(robots.crawlDelayMs, this.limits.maxCrawlDelayMs));
       this.stats.crawlDelayMs = this.delayMs;
 
-      for (const s of this.task.seeds) this.consider(s, 0, true);
+      for (const s of this.task.seeds) this.frontier.consider(s, 0, true);
       const known = [...this.known.values()].sort((a, b) => (a.depth ?? 0) - (b.depth ?? 0));
-      for (const k of known) this.consider(k.url, k.depth ?? 0, true);
+      for (const k of known) this.frontier.consider(k.url, k.depth ?? 0, true);
 
+      const todo = this.frontier.todo;
       let status: TaskStatus = 'completed';
       let reason: string | undefined;
       for (;;) {
@@ -248,16 +230,16 @@ class TaskThread {
           status = this.stopStatus ?? 'failed';
           break;
         }
-        if (this.todo.length === 0) break;
+        if (todo.length === 0) break;
         if (this.attempted >= this.task.maxPages) {
           status = 'page-cap';
-          this.count('page-cap', this.todo.length);
+          this.log.count('page-cap', todo.length);
           break;
         }
-        const item = this.todo.shift() as { url: string; depth: number };
+        const item = todo.shift() as { url: string; depth: number };
         this.attempted++;
         await this.fetchPage(item.url, item.depth);
-        this.opts.onProgress?.({ stats: this.snapshot(), queued: this.todo.length });
+        this.opts.onProgress?.({ stats: this.snapshot(), queued: todo.length });
         if (this.consecutiveFailures >= CONSECUTIVE_FAILURES_LIMIT) {
           status = 'failed';
           reason = `${CONSECUTIVE_FAILURES_LIMIT} consecutive network failures: host unreachable`;
@@ -276,93 +258,12 @@ class TaskThread {
   }
 
   private snapshot(): TaskStats {
-    return { ...this.stats, requests: this.dl?.requests ?? 0, bytes: this.dl?.wireBytes ?? 0, urlsDiscovered: this.seen.size };
+    return { ...this.stats, requests: this.dl?.requests ?? 0, bytes: this.dl?.wireBytes ?? 0, urlsDiscovered: this.frontier.seen.size };
   }
 
-  private passesFilters(url: string): boolean {
-    if (this.filters.length === 0) return true;
-    for (const f of this.filters) if (f.test(url)) return true;
-    return false;
-  }
-
-  /**
-   * Routes a URL: inside the channel → URLtodo (if depth, filters, robots and
-   * URLseen allow); outside → an inter-site URL. Seeds and known pages skip
-   * the filters.
-   */
-  private consider(url: string, depth: number, trusted: boolean, parsed?: URL): void {
-    if (url.length > this.limits.maxUrlLength) {
-      this.count('url-too-long');
-      return;
-    }
-    let u: URL;
-    if (parsed) u = parsed;
-    else {
-      try {
-        u = new URL(url);
-      } catch {
-        return;
-      }
-    }
-    if (!inScope(u, this.task.scope)) {
-      this.reportInterSite(url);
-      return;
-    }
-    if (!this.seen.add(url)) return; // already discovered (one hash for the test and the insert)
-    if (depth > this.task.maxDepth) {
-      this.count('depth-limit');
-      return;
-    }
-    if (!trusted && !this.passesFilters(url)) {
-      this.count('filtered');
-      return;
-    }
-    if (this.robots && !this.robots.isAllowed(url)) {
-      this.count('robots-disallowed');
-      return;
-    }
-    this.todo.push({ url, depth });
-  }
-
-  private reportInterSite(url: string): void {
-    if (url.length > this.limits.maxUrlLength) {
-      this.count('url-too-long');
-      return;
-    }
-    if (this.interSite.has(url)) return;
-    if (this.interSite.size >= this.limits.maxInterSiteUrls) return;
-    if (this.knownInterSite.size > 0 && this.knownInterSite.has(sha1_32(url))) return;
-    this.interSite.add(url);
-  }
-
-  /** Room for one request of at most `bodyBytes` of body, waiting while the owner's budget is spent; null when the task was stopped meanwhile. */
-  private async reserve(bodyBytes: number): Promise<{ settle(down: number, up?: number): void } | null> {
-    const budget = this.opts.budget;
-    const free = { settle: () => undefined };
-    if (budget === undefined) return this.stop.signal.aborted ? null : free;
-    for (let told = false; ; told = true) {
-      if (this.stop.signal.aborted) return null;
-      const room = budget.reserve(bodyBytes + REQUEST_OVERHEAD_BYTES);
-      if (room !== null) return room;
-      if (!told) this.opts.onBudgetSpent?.();
-      try {
-        await sleep(BUDGET_RETRY_MS, undefined, { signal: this.stop.signal });
-      } catch {
-        return null;
-      }
-    }
-  }
-
-  /** Runs one request against its reservation and settles what its connection moved, as the OS counts it (socket-bytes.ts: heads, bodies as sent, TLS). One request at a time per connection, so the difference is this request's (a new connection's handshake included). */
-  private async metered<T>(room: { settle(down: number, up?: number): void }, fetch: () => Promise<T>): Promise<T> {
-    const sock = (this.dl as Downloader).socketBytes;
-    const read0 = sock.read;
-    const written0 = sock.written;
-    try {
-      return await fetch();
-    } finally {
-      room.settle(sock.read - read0, sock.written - written0);
-    }
+  /** Room for one request under the owner's budget (fetch-budget.ts); null when the task was stopped meanwhile. */
+  private reserve(bodyBytes: number): Promise<BudgetRoom | null> {
+    return reserveRoom(this.opts.budget, bodyBytes, this.stop.signal, this.opts.onBudgetSpent);
   }
 
   /** False when the task was stopped while waiting. */
@@ -378,27 +279,27 @@ class TaskThread {
     return !this.stop.signal.aborted;
   }
 
+  /** Fetches one URL of URLtodo, following redirects inside the channel, and hands the final response to response.ts. */
   private async fetchPage(startUrl: string, depth: number): Promise<void> {
     const dl = this.dl as Downloader;
+    const frontier = this.frontier;
     let url = new URL(startUrl);
     const known = this.known.get(startUrl);
     for (let hop = 0; ; hop++) {
       // With no delay there is nothing to wait for (and no promise to make per page).
       if (this.delayMs > 0 ? !(await this.politeWait()) : this.stop.signal.aborted) return;
-      const headers: string[] = [];
-      if (hop === 0 && known?.etag) headers.push('if-none-match', known.etag);
-      if (hop === 0 && known?.lastModified) headers.push('if-modified-since', known.lastModified);
+      const headers = hop === 0 ? conditionalHeaders(known) : [];
       const room = await this.reserve(this.limits.maxBodyBytes);
       if (room === null) return; // aborted while waiting for budget
       const fetchedAt = this.now();
-      const r: FetchResult = await this.metered(room, () => dl.get(url, { headers, accept: htmlOnly }));
+      const r: FetchResult = await metered(dl.socketBytes, room, () => dl.get(url, { headers, accept: htmlOnly }));
       this.lastRequestEnd = performance.now();
-      const ex = this.takeCaptured()[0];
+      const ex: Exchange | undefined = this.archive.take()[0];
       if (!r.ok) {
         if (this.stop.signal.aborted) return; // deadline or hand-over: not the page's fault
         this.stats.pagesFailed++;
         this.consecutiveFailures++;
-        this.fail(url.href, r.outcome, r.detail);
+        this.log.fail(url.href, r.outcome, r.detail);
         if (r.outcome === 'owner-blocked') {
           // The owner's list changed, or the host now resolves into a blocked range: stop the task.
           this.blockedReason = r.detail;
@@ -410,186 +311,49 @@ class TaskThread {
       const s = r.status;
       if (s >= 300 && s < 400 && s !== 304) {
         // Archived whatever comes of it: a replay follows the redirect the crawl saw.
-        if (ex) await this.archiveResponse(ex);
+        if (ex) await this.archive.response(ex);
         const loc = r.headers['location'];
         const next = loc ? normaliseUrl(loc, url) : null;
         if (!next) {
           this.stats.pagesFailed++;
-          this.fail(url.href, 'redirect-invalid', `status ${s}, location ${JSON.stringify(loc ?? null)}`);
+          this.log.fail(url.href, 'redirect-invalid', `status ${s}, location ${JSON.stringify(loc ?? null)}`);
           return;
         }
         if (!inScope(next, this.task.scope)) {
-          this.count(next.origin === this.task.scope.origin ? 'redirect-out-of-scope' : 'redirect-offsite');
-          this.reportInterSite(next.href);
+          this.log.count(next.origin === this.task.scope.origin ? 'redirect-out-of-scope' : 'redirect-offsite');
+          frontier.reportInterSite(next.href);
           return;
         }
         if (hop + 1 > this.limits.maxRedirects) {
           this.stats.pagesFailed++;
-          this.fail(startUrl, 'redirect-limit', `more than ${this.limits.maxRedirects} redirects`);
+          this.log.fail(startUrl, 'redirect-limit', `more than ${this.limits.maxRedirects} redirects`);
           return;
         }
         if (next.href.length > this.limits.maxUrlLength) {
-          this.count('url-too-long');
+          this.log.count('url-too-long');
           return;
         }
-        if (!this.passesFilters(next.href) || !(this.robots?.isAllowed(next.href) ?? true)) {
-          this.count('redirect-out-of-scope');
+        if (!frontier.passesFilters(next.href) || !(frontier.robots?.isAllowed(next.href) ?? true)) {
+          this.log.count('redirect-out-of-scope');
           return;
         }
-        if (this.seen.has(next.href) && next.href !== startUrl) {
-          this.count('redirect-followed'); // the target is (or was) crawled on its own
+        if (frontier.seen.has(next.href) && next.href !== startUrl) {
+          this.log.count('redirect-followed'); // the target is (or was) crawled on its own
           return;
         }
-        this.seen.add(next.href);
-        this.count('redirect-followed');
+        frontier.seen.add(next.href);
+        this.log.count('redirect-followed');
         url = next;
         continue;
       }
       this.stats.pagesFetched++;
-      await this.handleResponse(startUrl, url, depth, r, fetchedAt, known, ex);
+      await handleResponse(this.ctx, { startUrl, url, depth, fetchedAt, known, ex }, r);
       return;
     }
   }
 
-  private async handleResponse(
-    startUrl: string,
-    url: URL,
-    depth: number,
-    r: FetchResult & { ok: true },
-    fetchedAt: number,
-    known: KnownPage | undefined,
-    ex: Exchange | undefined,
-  ): Promise<void> {
-    const s = r.status;
-    if (s === 304) {
-      this.stats.pagesUnchanged++;
-      this.stats.pagesNotModified++;
-      this.count('not-modified');
-      this.addValidator({
-        url: startUrl,
-        depth,
-        digest: known?.digest ?? 0,
-        ...pickValidators(r.headers, known),
-        ...earlierCapture(known),
-      });
-      if (ex) await this.archiveRevisit(ex, 'server-not-modified', { uri: url.href, ...refersToCapture(known) });
-      return;
-    }
-    if (s < 200 || s >= 300) {
-      this.stats.pagesFailed++;
-      this.fail(url.href, s >= 500 ? 'http-5xx' : s >= 400 ? 'http-4xx' : 'http-other', `status ${s}`);
-      if (ex && this.opts.archiveErrors) await this.archiveResponse(ex);
-      return;
-    }
-    if (r.skipped) {
-      if (r.skipped === 'not-html') this.count('not-html');
-      else {
-        this.stats.pagesFailed++;
-        this.fail(url.href, r.skipped, `content-length ${r.headers['content-length'] ?? '?'}, encoding ${r.headers['content-encoding'] ?? 'identity'}`);
-      }
-      return;
-    }
-    const body = r.body ?? Buffer.alloc(0);
-    // The payload digest (of the body as transferred: what WARC files and other
-    // archives compare) and the 32-bit digest of the decoded body (Pageseen):
-    // one SHA-1 when the body was not content-encoded.
-    const raw = r.raw ?? body;
-    const full = sha1(raw);
-    const payloadDigest = sha1Label(full);
-    const digest = raw === body ? full.readUInt32BE(0) : sha1_32(body);
-    const validators = pickValidators(r.headers, undefined);
-    // Unchanged at this URL: the payload digest recorded for it, or (validators
-    // from before payload digests were recorded) the same decoded body.
-    const identicalPayload = known?.payloadDigest !== undefined && known.payloadDigest === payloadDigest;
-    if (identicalPayload || (known?.payloadDigest === undefined && known?.digest === digest)) {
-      // Like a 304: its links are the ones found last time, so it is neither parsed nor uploaded.
-      this.stats.pagesUnchanged++;
-      this.count('unchanged');
-      if (identicalPayload) {
-        this.addValidator({ url: startUrl, depth, digest, ...validators, payloadDigest, ...earlierCapture(known) });
-        if (ex) await this.archiveRevisit(ex, 'identical-payload-digest', { uri: url.href, ...refersToCapture(known) }, payloadDigest);
-      } else {
-        // No payload digest to show it is the same capture: the archive gets the response.
-        this.addValidator({ url: startUrl, depth, digest, ...validators, payloadDigest, ...(ex ? { capturedAt: ex.date } : {}) });
-        if (ex) await this.archiveResponse(ex, payloadDigest);
-      }
-      return;
-    }
-    // A new capture of this URL (changed, or text already known from elsewhere: Pageseen).
-    if (ex) await this.archiveResponse(ex, payloadDigest);
-    const capture = { payloadDigest, ...(ex ? { capturedAt: ex.date } : {}) };
-    const decoded = decodeBody(body, r.headers['content-type']);
-    if (decoded.fallback) this.count('charset-fallback');
-    const page = parseHtml(decoded.text, url, {
-      maxLinks: this.limits.maxLinksPerPage,
-      maxText: this.limits.maxTextChars,
-      userAgentToken: this.opts.robotsToken ?? ROBOTS_TOKEN,
-    });
-    if (page.nofollow) this.count('nofollow', page.links.length);
-    else {
-      for (const l of page.links) {
-        if (l.nofollow) {
-          this.count('nofollow');
-          continue;
-        }
-        this.consider(l.url, depth + 1, false, l.parsed);
-      }
-    }
-    const unchanged = this.pageSeen.has(digest);
-    this.addValidator({ url: startUrl, depth, digest, ...validators, ...capture });
-    if (unchanged) {
-      this.stats.pagesUnchanged++;
-      this.count('unchanged');
-      return;
-    }
-    this.stats.pagesChanged++;
-    this.count('changed');
-    if (page.noindex) this.count('noindex');
-    const rec: PageRecord = {
-      url: startUrl,
-      status: s,
-      depth,
-      fetchedAt,
-      contentType: (r.headers['content-type'] ?? '').slice(0, 256),
-      bytes: body.length,
-      digest,
-      ...validators,
-      text: page.noindex ? '' : page.text,
-    };
-    if (url.href !== startUrl) rec.finalUrl = url.href;
-    if (page.title) rec.title = page.title;
-    if (page.noindex) rec.noindex = true;
-    this.spool.addPage(rec);
-  }
-
-  private addValidator(v: ValidatorRecord): void {
-    this.spool.addValidator(v);
-  }
-
-  /** The exchanges captured since the last call (one per request). */
-  private takeCaptured(): Exchange[] {
-    if (this.captured.length === 0) return this.captured;
-    const c = this.captured;
-    this.captured = [];
-    return c;
-  }
-
-  private async archiveResponse(ex: Exchange, payloadDigest?: string): Promise<void> {
-    if (payloadDigest !== undefined) ex.payloadDigest = payloadDigest;
-    await this.opts.archive?.archive({ kind: 'response', exchange: ex });
-  }
-
-  private async archiveRevisit(ex: Exchange, profile: RevisitProfile, refersTo: RefersTo, payloadDigest?: string): Promise<void> {
-    if (payloadDigest !== undefined) ex.payloadDigest = payloadDigest;
-    // A revisit holds the response head only.
-    await this.opts.archive?.archive({ kind: 'revisit', exchange: { ...ex, body: new Uint8Array(0) }, profile, refersTo });
-  }
-
-  private cleanupSpool(): void {
-    this.spool.close();
-  }
-
-  private base(status: TaskStatus, reason: string | undefined, part: number, final: boolean): Omit<TaskResult, 'pages' | 'validators' | 'newDigests'> {
+  /** Everything in a result part but its records; the final part carries the outcomes, errors and inter-site URLs. */
+  private partHeader(status: TaskStatus, reason: string | undefined, part: number, final: boolean): PartHeader {
     return {
       taskId: this.task.id,
       channel: this.task.scope,
@@ -599,66 +363,10 @@ class TaskThread {
       ...(reason ? { reason } : {}),
       startedAt: this.startedAt,
       finishedAt: this.now(),
-      interSiteUrls: final ? [...this.interSite] : [],
-      outcomes: final ? this.outcomes : {},
-      errors: final ? this.errors : [],
+      interSiteUrls: final ? this.frontier.interSiteUrls() : [],
+      outcomes: final ? this.log.outcomes : {},
+      errors: final ? this.log.errors : [],
       stats: this.stats,
     };
   }
-
-  /** The uploader: reads the spool back and uploads it in parts; the last part carries the statistics. */
-  private async upload(status: TaskStatus, reason: string | undefined): Promise<number> {
-    let part = 0;
-    let pages: PageRecord[] = [];
-    let validators: ValidatorRecord[] = [];
-    let textChars = 0;
-    const maxPages = this.limits.pagesPerPart;
-    const send = async (final: boolean) => {
-      const p = pages;
-      const v = validators;
-      pages = [];
-      validators = [];
-      textChars = 0;
-      await this.sink.upload({ ...this.base(status, reason, part++, final), pages: p, validators: v, newDigests: p.map((x) => x.digest) });
-    };
-    try {
-      for (const r of this.spool.read()) {
-        if (r.kind === 'p') {
-          pages.push(r.page);
-          textChars += r.page.text.length;
-        } else validators.push(r.validator);
-        if (pages.length >= maxPages || textChars > 2_000_000 || validators.length >= 20 * maxPages) await send(false);
-      }
-      await send(true);
-    } finally {
-      this.cleanupSpool();
-    }
-    return part;
-  }
-}
-
-/** The capture an unchanged page's validators carry forward: the payload digest and date of its last response record. */
-function earlierCapture(known: KnownPage | undefined): { payloadDigest?: string; capturedAt?: number } {
-  const out: { payloadDigest?: string; capturedAt?: number } = {};
-  if (known?.payloadDigest !== undefined) out.payloadDigest = known.payloadDigest;
-  if (known?.capturedAt !== undefined) out.capturedAt = known.capturedAt;
-  return out;
-}
-
-/** WARC-Refers-To-Date and the earlier payload digest, as far as they are known. */
-function refersToCapture(known: KnownPage | undefined): { date?: number; payloadDigest?: string } {
-  const out: { date?: number; payloadDigest?: string } = {};
-  if (known?.capturedAt !== undefined) out.date = known.capturedAt;
-  if (known?.payloadDigest !== undefined) out.payloadDigest = known.payloadDigest;
-  return out;
-}
-
-function pickValidators(h: Record<string, string>, known: KnownPage | undefined): { etag?: string; lastModified?: string } {
-  const out: { etag?: string; lastModified?: string } = {};
-  const etag = h['etag'] ?? known?.etag;
-  const lm = h['last-modified'] ?? known?.lastModified;
-  // Oversized validators would make the next task invalid (TASK schema caps): drop them.
-  if (etag && etag.length <= 512) out.etag = etag;
-  if (lm && lm.length <= 128) out.lastModified = lm;
-  return out;
 }
