@@ -6,74 +6,22 @@
 // crawler meets: redirects and loops, slow/broken/oversized bodies, a gzip
 // bomb, non-HTML, odd charsets, malformed HTML and spider traps. The ground
 // truth (when each page changed) is queryable to measure freshness.
+//
+// This file is the servers: one Site per generated site (its pages, robots.txt,
+// conditional GET) and the TestWeb that starts them. Beside it: site-spec.ts
+// (what a web is made of), change-schedule.ts (the virtual clock and when each
+// page changed), bad-responses.ts (the /bad/ and /warc/ cases).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { createRng, deriveSeed, exponential, randomInt, type Rng } from '../../src/rng.js';
+import { createRng, randomInt } from '../../src/rng.js';
+import { ARCHIVE_PATHS, BAD_PATHS, serveArchiveCase, serveBad, type CaseSite } from './bad-responses.js';
+import { ChangeSchedule, TestClock } from './change-schedule.js';
+import type { SiteSpec, TestWebOptions } from './site-spec.js';
 
-export type RobotsSpec =
-  | { status: number; text?: string; delayMs?: number }
-  | 'none' // 404
-  | 'unreachable'; // connection dropped
-
-export interface SiteSpec {
-  name: string;
-  /** Number of pages in the generated tree (page 0 is '/'). */
-  pages: number;
-  /** Children per page (default 5). Page i's children are fanout*i+1 .. fanout*i+fanout. */
-  fanout?: number;
-  /** Approximate page size in bytes (default 2000). */
-  pageBytes?: number;
-  /** robots.txt (default: 200 with "Disallow: /private/"). */
-  robots?: RobotsSpec;
-  /** Mean page changes per page per virtual day (0 = static, default). */
-  changesPerDay?: number;
-  /** Other sites (by name) each page links to: the inter-site URLs. */
-  linksTo?: string[];
-  /** Serve the bad-response paths (/bad/...) and link them from '/'. */
-  bad?: boolean;
-  /** Send ETag (default true) and Last-Modified (default true). */
-  etag?: boolean;
-  lastModified?: boolean;
-  /** gzip pages when the client accepts it (default false). */
-  gzip?: boolean;
-  /** Delay for /bad/slow-* endpoints, ms (default 3000). */
-  slowMs?: number;
-  /** Host name in this site's URLs (default: the web's host), e.g. "localhost" for a site reached through DNS. */
-  host?: string;
-  /** Loopback address this site listens on (default 127.0.0.1), e.g. 127.0.0.2 for a second address. */
-  bindHost?: string;
-  /** Serve the archive cases (/warc/...: repeated and Latin-1 headers with an
-   * odd reason phrase, a chunked body, a redirect) and link them from '/'. */
-  archiveCases?: boolean;
-  /** Keep the last body sent for each path (`site.sentBodies`), as it went on the wire. */
-  recordBodies?: boolean;
-}
-
-export interface TestWebOptions {
-  seed?: number;
-  /** Virtual clock start, epoch ms (default 2026-01-01). */
-  epoch?: number;
-  /** A clock to share (e.g. with a simulation); its current time is the epoch. */
-  clock?: TestClock;
-  host?: string;
-}
-
-/** A virtual clock for page changes. */
-export class TestClock {
-  constructor(private t: number) {}
-  now(): number {
-    return this.t;
-  }
-  advance(ms: number): void {
-    if (!(ms >= 0)) throw new RangeError('the clock only moves forward');
-    this.t += ms;
-  }
-  set(t: number): void {
-    if (t < this.t) throw new RangeError('the clock only moves forward');
-    this.t = t;
-  }
-}
+export { ARCHIVE_PATHS, BAD_PATHS } from './bad-responses.js';
+export { TestClock } from './change-schedule.js';
+export type { RobotsSpec, SiteSpec, TestWebOptions } from './site-spec.js';
 
 interface SiteStats {
   requests: number;
@@ -88,7 +36,6 @@ interface SiteStats {
   userAgents: Set<string>;
 }
 
-const DAY = 86_400_000;
 const WORDS = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris nisi aliquip ex ea commodo consequat duis aute irure in reprehenderit voluptate velit esse cillum fugiat nulla pariatur excepteur sint occaecat cupidatat non proident sunt culpa qui officia deserunt mollit anim id est laborum'.split(' ');
 
 let fillerCache: string | null = null;
@@ -106,21 +53,13 @@ function filler(): string {
   return fillerCache;
 }
 
-let bombCache: Buffer | null = null;
-/** 32 MiB of spaces gzipped to ~32 KiB (built on first use). */
-function bomb(): Buffer {
-  bombCache ??= gzipSync(Buffer.alloc(32 * 1024 * 1024, 0x20), { level: 9 });
-  return bombCache;
-}
-
-export class Site {
+export class Site implements CaseSite {
   readonly stats: SiteStats = { requests: 0, notModified: 0, robotsRequests: 0, paths: [], maxConnections: 0, openConnections: 0, connections: 0, userAgents: new Set() };
   server!: Server;
   port = 0;
   private readonly fanout: number;
   private readonly pageBytes: number;
-  private readonly changeRng: Rng[] = [];
-  private readonly changes: number[][] = [];
+  private readonly schedule: ChangeSchedule;
   private readonly sockets = new Set<Socket>();
   /** The last body sent per path (with `recordBodies`), content-encoded as sent. */
   readonly sentBodies = new Map<string, Buffer>();
@@ -128,10 +67,11 @@ export class Site {
   constructor(
     readonly spec: SiteSpec,
     private readonly web: TestWeb,
-    private readonly seed: number,
+    seed: number,
   ) {
     this.fanout = spec.fanout ?? 5;
     this.pageBytes = spec.pageBytes ?? 2000;
+    this.schedule = new ChangeSchedule(spec.changesPerDay ?? 0, spec.name, seed, web.epoch);
   }
 
   get origin(): string {
@@ -166,22 +106,7 @@ export class Site {
 
   /** Ground truth: the times page i changed, up to time t (default now). */
   changeTimes(i: number, t = this.web.clock.now()): number[] {
-    const rate = this.spec.changesPerDay ?? 0;
-    if (rate <= 0) return [];
-    let ch = this.changes[i];
-    let rng = this.changeRng[i];
-    if (!ch || !rng) {
-      ch = [];
-      rng = createRng(deriveSeed(this.seed, `${this.spec.name}/${i}`));
-      this.changes[i] = ch;
-      this.changeRng[i] = rng;
-    }
-    const mean = DAY / rate;
-    while (ch.length === 0 || (ch[ch.length - 1] as number) <= t) {
-      const prev = ch.length === 0 ? this.web.epoch : (ch[ch.length - 1] as number);
-      ch.push(prev + Math.max(1, exponential(rng, mean)));
-    }
-    return ch.filter((c) => c <= t);
+    return this.schedule.changeTimes(i, t);
   }
 
   /** Version of page i at time t: the number of changes so far. */
@@ -223,8 +148,8 @@ export class Site {
     const ua = req.headers['user-agent'];
     if (ua && st.userAgents.size < 10) st.userAgents.add(ua);
     if (path === '/robots.txt') return this.robots(req, res);
-    if (this.spec.bad && path.startsWith('/bad/')) return this.bad(path, req, res);
-    if (this.spec.archiveCases && path.startsWith('/warc/')) return this.archiveCase(path, req, res);
+    if (this.spec.bad && path.startsWith('/bad/')) return serveBad(this, path, req, res);
+    if (this.spec.archiveCases && path.startsWith('/warc/')) return serveArchiveCase(this, path, req, res);
     let i: number;
     if (path === '/') i = 0;
     else {
@@ -316,7 +241,8 @@ export class Site {
     return head + f.slice(start, start + room) + tail;
   }
 
-  private sendHtml(req: IncomingMessage, res: ServerResponse, html: string, headers: Record<string, string> = { 'content-type': 'text/html; charset=utf-8' }): void {
+  /** Sends a 200 HTML page: gzipped when the spec and the client allow, recorded with `recordBodies`. */
+  sendHtml(req: IncomingMessage, res: ServerResponse, html: string, headers: Record<string, string> = { 'content-type': 'text/html; charset=utf-8' }): void {
     let body: Buffer = Buffer.from(html, 'utf8');
     if (this.spec.gzip && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
       body = gzipSync(body, { level: 1 });
@@ -328,169 +254,11 @@ export class Site {
     res.end(body);
   }
 
-  /** Responses whose exact form an archive must keep. */
-  private archiveCase(path: string, req: IncomingMessage, res: ServerResponse): void {
-    const html = (s: string) => `<html><head><title>${path}</title></head><body>${s}</body></html>`;
-    switch (path) {
-      case '/warc/headers.html': {
-        const body = Buffer.from(html('two cookies and a caf\u00e9'), 'utf8');
-        if (this.spec.recordBodies) this.sentBodies.set(path, body);
-        // A flat array keeps the order and the repeats; Node writes header values as latin1 (0xE9 for é).
-        res.writeHead(200, 'Fine Thanks', [
-          'Content-Type', 'text/html; charset=utf-8',
-          'Set-Cookie', 'a=1; Path=/; HttpOnly',
-          'X-Latin', 'caf\u00e9',
-          'Set-Cookie', 'b=2; Path=/',
-          'Content-Length', String(body.length),
-        ]);
-        return void res.end(body);
-      }
-      case '/warc/chunked.html': {
-        // No Content-Length: Node sends it with Transfer-Encoding: chunked, in two chunks.
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.write('<html><head><title>chunked</title></head><body>first chunk, ');
-        return void res.end('second chunk</body></html>');
-      }
-      case '/warc/moved':
-        res.writeHead(301, { location: '/warc/headers.html', 'content-type': 'text/html' });
-        return void res.end('<html><body>moved to <a href="/warc/headers.html">here</a></body></html>');
-    }
-    res.writeHead(404, { 'content-type': 'text/html' });
-    res.end(html('no such archive case'));
-  }
-
-  private bad(path: string, req: IncomingMessage, res: ServerResponse): void {
-    const slow = this.spec.slowMs ?? 3000;
-    const html = (s: string) => `<html><head><title>${path}</title></head><body>${s}</body></html>`;
-    let m: RegExpExecArray | null;
-    if ((m = /^\/bad\/redirect\/chain\/(\d+)$/.exec(path))) {
-      const n = Number(m[1]);
-      if (n === 0) return this.sendHtml(req, res, html('end of the chain'));
-      res.writeHead(301, { location: `/bad/redirect/chain/${n - 1}` });
-      res.end();
-      return;
-    }
-    switch (path) {
-      case '/bad/redirect/loop':
-        res.writeHead(302, { location: '/bad/redirect/loop2' });
-        return void res.end();
-      case '/bad/redirect/loop2':
-        res.writeHead(302, { location: '/bad/redirect/loop' });
-        return void res.end();
-      case '/bad/redirect/offsite': {
-        const target = this.spec.linksTo?.[0] ? this.web.site(this.spec.linksTo[0]).url('/from-redirect') : 'http://offsite.example.invalid/from-redirect';
-        res.writeHead(302, { location: target });
-        return void res.end();
-      }
-      case '/bad/redirect/nolocation':
-        res.writeHead(302);
-        return void res.end();
-      case '/bad/slow-headers':
-        setTimeout(() => {
-          if (!res.destroyed) this.sendHtml(req, res, html('slow headers'));
-        }, slow);
-        return;
-      case '/bad/slow-body':
-        res.writeHead(200, { 'content-type': 'text/html', 'content-length': '100000' });
-        res.write('<html><body>a slow start');
-        return;
-      case '/bad/broken':
-        res.writeHead(200, { 'content-type': 'text/html', 'content-length': '100000' });
-        res.write('<html><body>broken');
-        setTimeout(() => req.socket.destroy(), 20);
-        return;
-      case '/bad/huge':
-        res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(50 * 1024 * 1024) });
-        res.write('<html><body>');
-        setTimeout(() => req.socket.destroy(), 1000);
-        return;
-      case '/bad/huge-chunked': {
-        res.writeHead(200, { 'content-type': 'text/html' });
-        const chunk = Buffer.alloc(64 * 1024, 0x61);
-        let sent = 0;
-        const pump = () => {
-          while (sent < 64 * 1024 * 1024 && !res.destroyed) {
-            sent += chunk.length;
-            if (!res.write(chunk)) return void res.once('drain', pump);
-          }
-          if (!res.destroyed) res.end();
-        };
-        pump();
-        return;
-      }
-      case '/bad/bomb.html': {
-        const b = bomb();
-        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': String(b.length) });
-        return void res.end(b);
-      }
-      case '/bad/bad-encoding.html':
-        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': '20' });
-        return void res.end(Buffer.from('this is not gzip....'));
-      case '/bad/image.png':
-        res.writeHead(200, { 'content-type': 'image/png', 'content-length': '8' });
-        return void res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-      case '/bad/latin1.html': {
-        const body = Buffer.from('<html><head><title>caf\u00e9</title></head><body>caf\u00e9 cr\u00e8me br\u00fbl\u00e9e <a href="/bad/500">x</a></body></html>', 'latin1');
-        res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1', 'content-length': String(body.length) });
-        return void res.end(body);
-      }
-      case '/bad/unknown-charset.html':
-        res.writeHead(200, { 'content-type': 'text/html; charset=x-no-such-charset' });
-        return void res.end('<html><body>unknown charset</body></html>');
-      case '/bad/malformed.html':
-        res.writeHead(200, { 'content-type': 'text/html' });
-        return void res.end('<html><head><title>mal<formed</head><body><p><b><i>unclosed <a href="/bad/404">still a link<div></span></p></a><a href=/bad/500 >unquoted</a><<<>>><a href="');
-      case '/bad/noindex.html':
-        return this.sendHtml(req, res, '<html><head><meta name="robots" content="noindex, nofollow"><title>hidden</title></head><body>secret text <a href="/bad/never-followed">x</a></body></html>');
-      case '/bad/huge-etag.html': {
-        const body = Buffer.from(`<html><head><title>${'long title '.repeat(500)}</title></head><body>odd validators</body></html>`);
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8; ' + 'x'.repeat(400), etag: `"${'e'.repeat(1000)}"`, 'last-modified': 'x'.repeat(300), 'content-length': String(body.length) });
-        return void res.end(body);
-      }
-      case '/bad/404':
-        res.writeHead(404, { 'content-type': 'text/html' });
-        return void res.end(html('not found'));
-      case '/bad/500':
-        res.writeHead(500, { 'content-type': 'text/html' });
-        return void res.end(html('server error'));
-    }
-    if (path.startsWith('/bad/trap/')) {
-      // A spider trap: every page links one level deeper with a long segment.
-      const seg = 'deeper-and-deeper-'.repeat(6);
-      return this.sendHtml(req, res, html(`trap <a href="${path}${seg}/">deeper</a>`));
-    }
-    res.writeHead(404, { 'content-type': 'text/html' });
-    res.end(html('no such bad path'));
+  /** The URL of `path` on another site of this web. */
+  siteUrl(name: string, path: string): string {
+    return this.web.site(name).url(path);
   }
 }
-
-/** Paths linked from '/' on a site with `bad: true`. */
-export const BAD_PATHS = [
-  '/bad/redirect/chain/3',
-  '/bad/redirect/chain/9',
-  '/bad/redirect/loop',
-  '/bad/redirect/offsite',
-  '/bad/redirect/nolocation',
-  '/bad/slow-headers',
-  '/bad/slow-body',
-  '/bad/broken',
-  '/bad/huge',
-  '/bad/huge-chunked',
-  '/bad/bomb.html',
-  '/bad/bad-encoding.html',
-  '/bad/image.png',
-  '/bad/latin1.html',
-  '/bad/unknown-charset.html',
-  '/bad/malformed.html',
-  '/bad/noindex.html',
-  '/bad/huge-etag.html',
-  '/bad/404',
-  '/bad/500',
-  '/bad/trap/',
-] as const;
-
-/** Paths linked from '/' on a site with `archiveCases: true`. */
-export const ARCHIVE_PATHS = ['/warc/moved', '/warc/headers.html', '/warc/chunked.html', '/warc/gone'] as const;
 
 export function pagePath(i: number): string {
   return i === 0 ? '/' : `/p/${i}.html`;
