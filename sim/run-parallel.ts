@@ -29,15 +29,15 @@ export function defaultJobs(strategies: number, steps: number, quick = false): n
   return Math.max(1, Math.min(strategies, availableParallelism()));
 }
 
-/** Each scenario's strategies in order of dispatch to the workers, the one
- * that schedules the most tasks first (a strategy's CPU time goes with its
- * tasks): a worker that frees up takes a short one last, so the longer
- * worker's share is the least a greedy dispatch gives. Tasks at paper scale:
- * ruc (10 000 steps) CAF 1.20 M, IIR 1.07 M, ICR 1.03 M, FIXED 0.79 M — on two
- * workers STRATEGIES' order (FIXED + ICR | IIR + CAF) ends at 2.27 M tasks'
- * time, this one (CAF + FIXED | IIR + ICR) at 2.10 M; rec (README, 90 000
- * steps) FIXED 7.15 M, ICR 5.60 M, CAF 5.27 M, IIR 5.23 M. The report keeps
- * STRATEGIES' order. */
+/** Each scenario's strategies in order of dispatch to the workers, the
+ * costliest first: a worker that frees up takes a short one last, so the
+ * longer worker's share is the least a greedy dispatch gives. ruc at paper
+ * scale, 5 000 steps, CPU of each strategy alone less the start-up (one run
+ * each, load 7–9): CAF 7.0 s, IIR 5.5, ICR 5.1, FIXED 3.8 — on two workers
+ * STRATEGIES' order (FIXED + ICR | IIR + CAF) ends after 12.5 s of strategy
+ * time, this one (CAF + FIXED | IIR + ICR) after 10.8 (0.86×). rec by tasks
+ * (README, 90 000 steps): FIXED 7.15 M, ICR 5.60 M, CAF 5.27 M, IIR 5.23 M.
+ * The report keeps STRATEGIES' order. */
 export const DISPATCH_ORDER: Readonly<Record<ScenarioName, readonly StrategyName[]>> = {
   ruc: ['caf', 'iir', 'icr', 'fixed'],
   rec: ['fixed', 'icr', 'caf', 'iir'],
