@@ -665,6 +665,43 @@ export class Overlay {
     const salt = Math.floor(this.sampleRng.next() * 2 ** 32) >>> 0;
     const looked = this.lookLevels(h, t);
     const from = candidatesFrom(this.levelCounts, this.o.search, looked);
+    const n = this.gather(h, looked, from, salt, out, rtt, keep);
+    this.landRefreshes(t);
+    this.levelsLooked += looked;
+    this.offered += this.lastFound;
+    const last = this.last;
+    last.host = h;
+    last.t = t;
+    last.looked = looked;
+    last.salt = salt;
+    return n;
+  }
+
+  /**
+   * The last search (of host h at t, nothing changed since) widened to the
+   * next coarser level (cell-search.ts widenFrom: its candidates found no
+   * crawler with room): writes the candidates as search() does and returns
+   * how many, or −1 when there is no coarser level or the last search was of
+   * another host or time. Pays no lookup: the search looked up every coarser
+   * level first (coarsest first), so their answers are the ones just fetched
+   * or served from the cache; the same salt draws the same samples.
+   */
+  widen(h: number, t: number, out: Int32Array, rtt: Float64Array, keep?: { spill: number; k: number }): number {
+    const last = this.last;
+    if (last.host !== h || last.t !== t || last.from === 0) return -1;
+    const before = this.lastFound;
+    // gather counts every stale record it meets again: only the new ones are new.
+    this.staleRecords -= last.stale;
+    const n = this.gather(h, last.looked, last.from - 1, last.salt, out, rtt, keep);
+    // The providers offered beyond the first search's (each an info query live).
+    this.offered += Math.max(0, this.lastFound - before);
+    return n;
+  }
+
+  /** search()'s candidates: the providers of levels `from` .. looked − 1 of
+   * host h's search (with the coarser levels' complete cells), each dense
+   * answer sampled with `salt`, written out as search() says. */
+  private gather(h: number, looked: number, from: number, salt: number, out: Int32Array, rtt: Float64Array, keep?: { spill: number; k: number }): number {
     const d = this.dims;
     const hv = this.hosts.vec;
     const hi = h * d;
@@ -752,19 +789,12 @@ export class Overlay {
         }
       }
     }
-    this.landRefreshes(t);
     this.staleRecords += stale;
-    this.levelsLooked += looked;
     this.lastFound = (this.levelCounts[from] ?? 0) + joined;
-    this.offered += this.lastFound;
     this.lastNearest = nearest;
     this.lastKth = keep === undefined ? NaN : tops === keep.k ? top[keep.k - 1]! : Infinity;
-    this.last.host = h;
-    this.last.t = t;
     this.last.stale = stale;
-    this.last.looked = looked;
     this.last.n = n;
-    this.last.salt = salt;
     this.last.from = from;
     return n;
   }

@@ -215,6 +215,7 @@ export function routingSummary(s: StrategyResult): Record<string, unknown> {
     dhtMessagesPerTask: x.dhtMessagesPerTask,
     forwardHopsMean: x.forwardHopsMean,
     noCrawler: x.noCrawler,
+    ...(x.widenedPerTask !== undefined ? { widenedPerTask: x.widenedPerTask, widenedToRoomPerTask: x.widenedToRoomPerTask } : {}),
     ...(x.diagnosis !== undefined ? { diagnosis: x.diagnosis } : {}),
   };
 }

@@ -17,7 +17,7 @@
 // crawler with the least predicted RTT: perfect routing on the coordinates)
 // and hash routing's first choice.
 import { predictRttAt, quantileSorted } from '../src/coords/index.js';
-import { CandidateSet, candidateScore, forwardInto, mayForward, placementOptions, rankInto, type PlacementOptions } from '../src/dht/placement.js';
+import { CandidateSet, candidateScore, forwardInto, lastHopLimit, mayForward, placementOptions, rankInto, wantsWider, type PlacementOptions } from '../src/dht/placement.js';
 import { Overlay, type OverlayOptions } from './overlay.js';
 import { createRng } from '../src/rng.js';
 import { HashRing, keepLeast, knownPeers, kthSmallest } from './spatial.js';
@@ -114,6 +114,10 @@ export interface RoutingStats {
   staleRecords: number;
   /** Provider records the search offered as candidates per routed task (departed crawlers' too). */
   candidatesPerTask: number;
+  /** With placement widen on: routes whose search was widened one level coarser
+   * (no room within the spill bound), and those that found room there, per routed task. */
+  widenedPerTask?: number;
+  widenedToRoomPerTask?: number;
   /** Why sampled routes missed the oracle's crawler (coordinate routing only). */
   diagnosis?: RoutingDiagnosis;
   /** Yardsticks beside the load imbalance (sim/imbalance.ts), when stats() is given the pages per crawler. */
@@ -236,6 +240,9 @@ export class SimRouter {
   private routed = 0;
   private noCrawler = 0;
   private refused = 0;
+  /** Routes whose search was widened (placement widen), and those it gave a crawler with room. */
+  private widened = 0;
+  private widenedToRoom = 0;
   private attempts = 0;
   private sends = 0;
   private placed = 0;
@@ -390,7 +397,22 @@ export class SimRouter {
     this.nearestKth.nearest = ov.lastNearest;
     this.nearestKth.kth = ov.lastKth;
     this.addRelevant(set, found, rtt, n, this.policy.maxAttempts, false, t, this.nearestKth);
-    return rankInto(set, this.policy, this.order, this.policy.maxAttempts);
+    const m = rankInto(set, this.policy, this.order, this.policy.maxAttempts);
+    // No room within the spill bound: one level coarser (placement.ts wantsWider;
+    // a repeat reuses the candidates as they were widened).
+    if (again || !wantsWider(set, this.order, m, this.policy)) return m;
+    const before = ov.lastFound;
+    const w = ov.widen(h, t, found, rtt, this.keep);
+    if (w < 0) return m;
+    this.widened++;
+    this.candidateSum += Math.max(0, ov.lastFound - before);
+    set.clear();
+    this.nearestKth.nearest = ov.lastNearest;
+    this.nearestKth.kth = ov.lastKth;
+    this.addRelevant(set, found, rtt, w, this.policy.maxAttempts, false, t, this.nearestKth);
+    const wm = rankInto(set, this.policy, this.order, this.policy.maxAttempts);
+    if (wm > 0 && set.room[this.order[0]!] === 1) this.widenedToRoom++;
+    return wm;
   }
 
   /** The crawlers a task for host h is sent to at t, in order (the manager's
@@ -491,6 +513,8 @@ export class SimRouter {
     const base = c * this.K;
     const k = this.policy.forwardFanout;
     const roomOnly = hops + 1 >= this.policy.maxHops;
+    // The outward rule orders full peers by where they lie against c: no k-nearest cut applies.
+    const outward = !roomOnly && fromHost && this.policy.outward;
     const toC = fromHost ? vectorDistance(a, ai, this.crawlerPts, c) : 0;
     // The triangle inequality: RTT(anchor, p) ≥ ‖c − p‖ − ‖anchor − c‖ + both heights (less a slack for rounding).
     const off = ah - toC - BOUND_SLACK;
@@ -520,7 +544,7 @@ export class SimRouter {
         if (r < lo) lo = r;
         if (r > hi) hi = r;
       }
-      if (n === k) cut = Math.max(this.policy.spill * lo, hi);
+      if (n === k && !outward) cut = Math.max(this.policy.spill * lo, hi);
       // The same filter as for the peers after them (they pass it unless rounding says otherwise).
       let m = 0;
       for (let i = 0; i < n; i++) {
@@ -541,7 +565,9 @@ export class SimRouter {
     // peer beyond it now is passed over there and moves neither: it is not
     // written out, and one whose bound lies beyond it is not computed.
     const spill = this.policy.spill;
-    let tight = !roomOnly && tops === k ? Math.max(spill * nearest, top[k - 1]!) : Infinity;
+    // At the last hop a target with room lies within lastHopBound × c's own RTT to the host (placement.ts lastHopLimit).
+    const selfRtt = (roomOnly && fromHost && this.policy.lastHopBound < Infinity) || outward ? predictRttAt(av, ai * d, ah, this.crawlerPts.vec, c * d, this.crawlerPts.height[c]!, d) : Infinity;
+    let tight = roomOnly ? lastHopLimit(selfRtt, this.policy) : tops === k && !outward ? Math.max(spill * nearest, top[k - 1]!) : Infinity;
     for (; j < this.K; j++) {
       // The bound first: it reads known-peer data in order, while online[p]
       // is a scattered read (the order of two filters changes nothing; an
@@ -556,13 +582,13 @@ export class SimRouter {
       if (!roomOnly) {
         if (r < nearest) nearest = r;
         tops = keepLeast(top, tops, k, r);
-        if (tops === k) tight = Math.max(spill * nearest, top[k - 1]!);
+        if (tops === k && !outward) tight = Math.max(spill * nearest, top[k - 1]!);
       }
     }
     this.nearestKth.nearest = nearest;
-    this.nearestKth.kth = roomOnly ? -Infinity : tops === k ? top[k - 1]! : Infinity;
+    this.nearestKth.kth = roomOnly ? -Infinity : tops === k && !outward ? top[k - 1]! : Infinity;
     this.addRelevant(set, ids, rtt, n, k, roomOnly, t, this.nearestKth);
-    return forwardInto(set, this.policy, this.forders[hops]!, hops);
+    return forwardInto(set, this.policy, this.forders[hops]!, hops, selfRtt);
   }
 
   /** Where full crawler c forwards a task of host h that it got from `from`
@@ -748,6 +774,7 @@ export class SimRouter {
       providesPerCrawlerHour: perHour(provides),
       staleRecords: ov.staleRecords,
       candidatesPerTask: this.coord ? per(this.candidateSum) : 0,
+      ...(this.policy.widen ? { widenedPerTask: per(this.widened), widenedToRoomPerTask: per(this.widenedToRoom) } : {}),
       diagnosis: this.diagnosis(),
       ...(pages !== undefined ? this.imbalanceYardsticks(pages, runMinutes) : {}),
     };

@@ -75,6 +75,20 @@ export interface PlacementOptions {
    * a full one forwards the task to a neighbour it knows (≥ 1; Infinity: any
    * crawler with room before any without). */
   spill: number;
+  /** When no candidate with room lies within the spill bound, widen the
+   * search one level coarser before sending the task to a full crawler
+   * (cell-search.ts: that level's answers are already at hand, no lookup). */
+  widen: boolean;
+  /** At the last forwarding hop, a crawler with room takes the task only
+   * within lastHopBound × the forwarder's own predicted RTT to the host (a
+   * farther one: the forwarder refuses, and the walk tries its other
+   * branches). ≥ 1; Infinity: any crawler with room it knows. */
+  lastHopBound: number;
+  /** Forwarding before the last hop: of the crawlers without room near the
+   * host, those farther from it than the forwarder come first (nearest
+   * first), so a walk through full neighbours moves outward, where room is,
+   * instead of circling the full crawlers nearest the host. */
+  outward: boolean;
 }
 
 export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.freeze({
@@ -84,6 +98,9 @@ export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.free
   forwardFanout: 3,
   forwardAnchor: 'host',
   spill: 4,
+  widen: false,
+  lastHopBound: Infinity,
+  outward: false,
 });
 
 /** The load fraction of a crawler whose load is unknown. */
@@ -100,6 +117,9 @@ export function placementOptions(partial: Partial<PlacementOptions> = {}): Place
   check(Number.isInteger(o.forwardFanout) && o.forwardFanout >= 1 && o.forwardFanout <= 64, `forwardFanout must be an integer in 1..64, got ${o.forwardFanout}`);
   check(o.forwardAnchor === 'host' || o.forwardAnchor === 'self', `forwardAnchor must be 'host' or 'self', got ${String(o.forwardAnchor)}`);
   check(!Number.isNaN(o.spill) && o.spill >= 1, `spill must be >= 1 (Infinity: off), got ${o.spill}`);
+  check(typeof o.widen === 'boolean', `widen must be true or false, got ${String(o.widen)}`);
+  check(!Number.isNaN(o.lastHopBound) && o.lastHopBound >= 1, `lastHopBound must be >= 1 (Infinity: off), got ${o.lastHopBound}`);
+  check(typeof o.outward === 'boolean', `outward must be true or false, got ${String(o.outward)}`);
   return o;
 }
 
@@ -184,10 +204,11 @@ export function candidateScore(set: CandidateSet<unknown>, i: number, opts: Plac
   return set.rtt[i]! * (1 + opts.loadWeight * set.frac[i]!);
 }
 
-/** True if candidate a (near: with room within the spill bound; key: its
- * score if near, else its RTT) ranks before candidate b. */
-function before(a: number, na: boolean, ka: number, b: number, nb: boolean, kb: number): boolean {
-  if (na !== nb) return na;
+/** True if candidate a (class: 0 with room within the spill bound, 1 any
+ * other, 2 one the outward rule puts last; key: its score in class 0, else
+ * its RTT) ranks before candidate b. */
+function before(a: number, ca: number, ka: number, b: number, cb: number, kb: number): boolean {
+  if (ca !== cb) return ca < cb;
   if (ka !== kb) return ka < kb;
   return a < b;
 }
@@ -200,7 +221,7 @@ function before(a: number, na: boolean, ka: number, b: number, nb: boolean, kb: 
  * without room are left out and every candidate counts as near (forwarding
  * hands a task only to a crawler with room, the best by score).
  */
-export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], k: number, roomOnly = false): number {
+export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], k: number, roomOnly = false, within = Infinity, inwardOf = -Infinity): number {
   const keys = set.scratch(k);
   const nears = set.nearScratch(k);
   let nearest = Infinity;
@@ -209,12 +230,14 @@ export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out
   let m = 0;
   for (let i = 0; i < set.n; i++) {
     if (roomOnly && !set.room[i]) continue;
+    if (set.rtt[i]! > within) continue;
     const near = set.room[i] === 1 && set.rtt[i]! <= spill;
+    const cls = near ? 0 : set.rtt[i]! <= inwardOf ? 2 : 1;
     const key = near ? candidateScore(set, i, opts) : set.rtt[i]!;
-    if (m === k && !before(i, near, key, out[m - 1]!, nears[m - 1] === 1, keys[m - 1]!)) continue;
+    if (m === k && !before(i, cls, key, out[m - 1]!, nears[m - 1]!, keys[m - 1]!)) continue;
     // Insertion into the sorted top k: grow while short, else replace the worst.
     let p = m < k ? m++ : m - 1;
-    while (p > 0 && before(i, near, key, out[p - 1]!, nears[p - 1] === 1, keys[p - 1]!)) {
+    while (p > 0 && before(i, cls, key, out[p - 1]!, nears[p - 1]!, keys[p - 1]!)) {
       out[p] = out[p - 1]!;
       keys[p] = keys[p - 1]!;
       nears[p] = nears[p - 1]!;
@@ -222,9 +245,17 @@ export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out
     }
     out[p] = i;
     keys[p] = key;
-    nears[p] = near ? 1 : 0;
+    nears[p] = cls;
   }
   return m;
+}
+
+/** Whether a ranking (`order`, m entries, by rankInto) should be widened
+ * before the task is sent: widening is on, and the first candidate has no
+ * room — so no candidate with room lies within the spill bound (those rank
+ * first) and the task would go to a full crawler to walk its neighbours. */
+export function wantsWider(set: CandidateSet<unknown>, order: ArrayLike<number>, m: number, opts: PlacementOptions): boolean {
+  return opts.widen && m > 0 && set.room[order[0]!] === 0;
 }
 
 /** May a crawler that received a task after `hops` forwards forward it again? */
@@ -242,9 +273,16 @@ export function mayForward(hops: number, opts: PlacementOptions): boolean {
  * their own neighbours — except at the last hop, where only crawlers with
  * room count (the receiver could not forward it again).
  */
-export function forwardInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], hops: number): number {
+export function forwardInto(set: CandidateSet<unknown>, opts: PlacementOptions, out: Int32Array | number[], hops: number, selfRtt = Infinity): number {
   if (!mayForward(hops, opts)) return -1;
-  return rankInto(set, opts, out, opts.forwardFanout, hops + 1 >= opts.maxHops);
+  const last = hops + 1 >= opts.maxHops;
+  return rankInto(set, opts, out, opts.forwardFanout, last, last ? lastHopLimit(selfRtt, opts) : Infinity, !last && opts.outward ? selfRtt : -Infinity);
+}
+
+/** How far from the anchor a last-hop target may lie: lastHopBound × the
+ * forwarder's own RTT to it (Infinity when either is unknown or off). */
+export function lastHopLimit(selfRtt: number, opts: PlacementOptions): number {
+  return Number.isFinite(selfRtt) ? opts.lastHopBound * selfRtt : Infinity;
 }
 
 // ---- the object-level API the live services call
@@ -288,6 +326,16 @@ export function rankCandidates<K>(host: Coordinate, cands: readonly Candidate<K>
   return out.slice(0, m).map((i) => set.ids[i]!);
 }
 
+/** Whether the router should widen its search for a host at `host` before
+ * placing a task on these candidates (wantsWider). */
+export function needsWider<K>(host: Coordinate, cands: readonly Candidate<K>[], opts: PlacementOptions): boolean {
+  if (!opts.widen || cands.length === 0) return false;
+  const set = new CandidateSet<K>();
+  fill(set, host, cands);
+  const out: number[] = [];
+  return wantsWider(set, out, rankInto(set, opts, out, 1), opts);
+}
+
 /** Which crawlers get a task for a host at `host`: the first `maxAttempts` in policy order. */
 export function place<K>(host: Coordinate, cands: readonly Candidate<K>[], opts: PlacementOptions): Placement<K> {
   if (cands.length === 0) return { kind: 'no-crawler' };
@@ -311,7 +359,10 @@ export function forward<K>(ctx: ForwardContext, cands: readonly Candidate<K>[], 
   const set = new CandidateSet<K>();
   fill(set, anchor, cands);
   const out: number[] = [];
-  const m = forwardInto(set, opts, out, ctx.hops);
+  // The forwarder's own RTT to the anchor bounds a last-hop target (lastHopBound) and sets
+  // which targets lie outward of it (outward); measured from itself neither applies.
+  const selfRtt = anchor !== undefined && ctx.self !== undefined && anchor !== ctx.self ? predictRtt(ctx.self, anchor) : Infinity;
+  const m = forwardInto(set, opts, out, ctx.hops, selfRtt);
   if (m <= 0) return { kind: 'refuse', reason: 'no-target' };
   return { kind: 'forward', hops: ctx.hops + 1, targets: out.slice(0, m).map((i) => set.ids[i]!) };
 }

@@ -27,7 +27,7 @@ import { CellLookup } from './cell-lookup.js';
 import { candidatesFrom, cellSearchOptions, coarserCellJoins, HASH_CACHE_TTL_MS, levelStops, cellSampleSeed, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
-import { placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
+import { needsWider, placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
 import type { Handover, SignedEnvelope, TaskOrder } from './signing.js';
 import { sendTask, type TaskReply } from './task-protocol.js';
 import { deadlineSignal } from './wire.js';
@@ -103,6 +103,8 @@ export interface RouteResult {
   cellsFetched?: number;
   /** Info queries this route started to confirm its top candidates' coordinates. */
   confirmQueries?: number;
+  /** The search was widened one level coarser for room (placement.ts widen). */
+  widened?: boolean;
   /** The candidates as ranked, best first (for the benchmark's diagnosis). */
   ranked?: string[];
   reason?: string;
@@ -116,6 +118,13 @@ export interface RouteOptions {
   /** When this node holds the task (migration): the hand-over chain to send to
    * candidate `to` (see signing.ts). */
   handover?: (to: string) => Promise<Handover[]>;
+}
+
+export interface LookupOptions {
+  /** The route's sample salt (default: a fresh draw); a widened search reuses its first search's. */
+  salt?: number;
+  /** Candidates from one level coarser than cell-search.ts says (the placement policy's widen). */
+  widen?: boolean;
 }
 
 /** Info queries in flight at once while a route waits for unknown candidates. */
@@ -178,14 +187,14 @@ export class Router {
   /** Live crawlers found around `c` (cell-search.ts decides the levels and
    * which providers become candidates), and the finest level searched that
    * had any (-1: nobody is announced near c). */
-  async lookup(c: Coordinate, exclude: Set<string> = new Set()): Promise<{ states: PeerState[]; level: number; fetched: number }> {
+  async lookup(c: Coordinate, exclude: Set<string> = new Set(), opts: LookupOptions = {}): Promise<{ states: PeerState[]; level: number; fetched: number; salt: number }> {
     const cells = this.o.cells ?? DEFAULT_CELLS;
     // Per level looked up (coarsest first): each provider and the cells it was found in.
     const perLevel: Map<string, string[]>[] = [];
     // The same, of the cells that answered complete only (with sparseCoarser they join the candidates from coarser levels).
     const completePerLevel: Map<string, string[]>[] = [];
     // A fresh sample for every route: a dense cell's tasks spread over all its crawlers.
-    const salt = this.o.rng !== undefined ? Math.floor(this.o.rng.next() * 2 ** 32) >>> 0 : randomBytes(4).readUInt32LE(0);
+    const salt = opts.salt ?? (this.o.rng !== undefined ? Math.floor(this.o.rng.next() * 2 ** 32) >>> 0 : randomBytes(4).readUInt32LE(0));
     let finest = -1;
     let fetched = 0;
     for (const level of searchLevels(cells)) {
@@ -206,11 +215,11 @@ export class Router {
       if (ids.size > 0) finest = level;
       if (levelStops(answers.map((a) => a.complete))) break;
     }
-    const from = candidatesFrom(perLevel.map((m) => m.size), this.search);
+    const from = Math.max(0, candidatesFrom(perLevel.map((m) => m.size), this.search) - (opts.widen === true ? 1 : 0));
     const ids = new Map<string, string[]>();
     for (const m of [...perLevel.slice(from), ...completePerLevel.slice(0, from)]) for (const [id, named] of m) ids.set(id, [...(ids.get(id) ?? []), ...named]);
     const fresh = [...ids.keys()].filter((id) => !exclude.has(id) && this.usable(id) && this.o.overlay?.admit(id, ids.get(id)!) !== false);
-    return { states: await this.refresh(fresh), level: finest, fetched };
+    return { states: await this.refresh(fresh), level: finest, fetched, salt };
   }
 
   private usable(id: string): boolean {
@@ -346,6 +355,7 @@ export class Router {
     let candidates: number;
     let cellsFetched = 0;
     let confirmQueries = 0;
+    let widened = false;
     if (order.hostCoord !== undefined && opts.hash !== true) {
       const c = fromWireCoord(order.hostCoord);
       const found = await this.lookup(c, exclude);
@@ -356,9 +366,21 @@ export class Router {
         // Nothing announced anywhere near (or all stale): fall back to every crawler we know.
         live = this.o.peers.crawlers().filter((p) => !exclude.has(p.id) && p.id !== this.o.libp2p.peerId.toString() && this.o.overlay?.admit(p.id, []) !== false);
       }
-      candidates = live.length;
-      const confirmed = await this.confirm(live, c);
+      let confirmed = await this.confirm(live, c);
       confirmQueries = confirmed.queries;
+      // No crawler with room within the spill bound: the next coarser level,
+      // whose answers the search already holds (placement.ts widen).
+      if (found.states.length > 0 && needsWider(c, confirmed.ranked, this.policy)) {
+        const wider = await this.lookup(c, exclude, { salt: found.salt, widen: true });
+        cellsFetched += wider.fetched;
+        if (wider.states.length > live.length) {
+          widened = true;
+          live = wider.states;
+          confirmed = await this.confirm(live, c);
+          confirmQueries += confirmed.queries;
+        }
+      }
+      candidates = live.length;
       ordered = confirmed.ranked.map((p) => p.id);
     } else {
       const ids = (await this.hashCandidates(order.host)).filter((id) => !exclude.has(id));
@@ -367,7 +389,7 @@ export class Router {
       candidates = ordered.length;
     }
     if (ordered.length === 0) return { status: 'no-crawler', attempts: 0, candidates: 0, level, cellsFetched };
-    const info = { candidates, level, cellsFetched, confirmQueries, ranked: ordered };
+    const info = { candidates, level, cellsFetched, confirmQueries, ranked: ordered, ...(widened ? { widened } : {}) };
     let attempts = 0;
     let last: TaskReply | undefined;
     for (const id of ordered.slice(0, this.policy.maxAttempts)) {

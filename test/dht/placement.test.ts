@@ -128,6 +128,38 @@ describe('placement policy: forwarding from a full crawler', () => {
     expect(last).toEqual({ kind: 'forward', hops: policy.maxHops, targets: ['near-host', 'near-self-away-from-host', 'far'] });
   });
 
+  it('lastHopBound: at the last hop a crawler with room counts only within the bound × the forwarder\'s own RTT to the host', () => {
+    // self is 12 ms + heights (22 ms) from the host: bound 2 admits targets up to 44 ms.
+    const bounded = placementOptions({ lastHopBound: 2 });
+    const last = forward({ hops: bounded.maxHops - 1, host, self }, known, bounded);
+    expect(last).toEqual({ kind: 'forward', hops: bounded.maxHops, targets: ['near-host', 'near-self-away-from-host'] });
+    // Only far crawlers with room: refuse, so the walk tries its other branches.
+    expect(forward({ hops: bounded.maxHops - 1, host, self }, known.slice(3), bounded)).toEqual({ kind: 'refuse', reason: 'no-target' });
+    // Before the last hop the bound does not apply.
+    const early = forward({ hops: 0, host, self }, known.slice(3), bounded);
+    expect(early.kind === 'forward' && early.targets).toEqual(['far', 'farther']);
+    // Without a host coordinate (anchored at itself) it does not apply either.
+    const noHost = forward({ hops: bounded.maxHops - 1, self }, known.slice(3), bounded);
+    expect(noHost.kind).toBe('forward');
+    expect(() => placementOptions({ lastHopBound: 0.5 })).toThrow(/lastHopBound/);
+  });
+
+  it('outward: before the last hop, full crawlers farther from the host than the forwarder come first', () => {
+    // self is 22 ms from the host; full crawlers at 16 (inward), 23 and 40 ms.
+    const fulls: Candidate[] = [
+      { id: 'full-inward', coord: at(6, 0, 5), load: full },
+      { id: 'full-neighbour', coord: at(13, 0, 5), load: full },
+      { id: 'full-out', coord: at(30, 0, 5), load: full },
+    ];
+    const out = placementOptions({ outward: true });
+    expect(forward({ hops: 0, host, self }, fulls, policy)).toEqual({ kind: 'forward', hops: 1, targets: ['full-inward', 'full-neighbour', 'full-out'] });
+    expect(forward({ hops: 0, host, self }, fulls, out)).toEqual({ kind: 'forward', hops: 1, targets: ['full-neighbour', 'full-out', 'full-inward'] });
+    // A crawler with room within the spill bound still comes first, inward or not.
+    const withRoom = [...fulls, { id: 'room-inward', coord: at(4, 0, 5), load: busy(5, 1) }];
+    expect(forward({ hops: 0, host, self }, withRoom, out)).toEqual({ kind: 'forward', hops: 1, targets: ['room-inward', 'full-neighbour', 'full-out'] });
+    expect(() => placementOptions({ outward: 1 as never })).toThrow(/outward/);
+  });
+
   it('refuses at the hop limit', () => {
     expect(mayForward(policy.maxHops, policy)).toBe(false);
     expect(forward({ hops: policy.maxHops, host, self }, known, policy)).toEqual({ kind: 'refuse', reason: 'hop-limit' });

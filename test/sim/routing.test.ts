@@ -59,16 +59,22 @@ describe("the simulator's routing and the live Router", () => {
     expect(spilled).toBeLessThan(200);
   });
 
-  it('forward a full crawler\'s task to the same crawlers it knows, and refuse at the same hop', () => {
+  it.each([
+    ['the default policy', {}],
+    ['a last-hop bound (lastHopBound 1)', { lastHopBound: 1 }],
+    ['the outward walk', { outward: true }],
+  ])("forward a full crawler's task to the same crawlers it knows, and refuse at the same hop: %s", (_, placement) => {
     const world = buildWorld(latency(12), { ...scenarioConfig('rec', true), hosts: 4, crawlers: 40, embedRounds: 50 }, 5);
     const rng = createRng(11);
     const online = new Uint8Array(40).fill(1);
     const running = new Uint8Array(40);
     const qLen = new Uint8Array(40);
     const view: CrawlerView = { online, running, qLen, threads: 5, queue: 5, purge: () => undefined, accept: () => false };
-    const sim = new SimRouter(world, 'coord', view, 1, { knownPeers: 6, knownRandom: 6, peerSeed: 2, stretchSamples: 1, expectedRoutes: 1 });
+    const sim = new SimRouter(world, 'coord', view, 1, { placement, knownPeers: 6, knownRandom: 6, peerSeed: 2, stretchSamples: 1, expectedRoutes: 1 });
     for (let c = 0; c < 40; c++) sim.join(c, 0);
-    const policy = placementOptions();
+    const policy = placementOptions(placement);
+    // Decisions the rule under test changed (the default policy's choice differs).
+    let bounded = 0;
     const hosts = hostCoords(world);
     const crawlers = crawlerCoords(world);
     let forwards = 0;
@@ -93,9 +99,14 @@ describe("the simulator's routing and the live Router", () => {
       expect(fromSim.targets).toEqual(live.kind === 'forward' ? live.targets : []);
       if (live.kind === 'forward') forwards++;
       else refusals++;
+      const unbounded = forward({ hops, host: coordOf(hosts, h), self: coordOf(crawlers, c) }, cands, placementOptions());
+      if (JSON.stringify(unbounded) !== JSON.stringify(live)) bounded++;
     }
     // Both outcomes were exercised: forwarding within the hop limit, and refusing.
     expect(forwards).toBeGreaterThan(50);
     expect(refusals).toBeGreaterThan(50);
+    // With a rule on, some decisions differ from the default's (the case is exercised).
+    if (policy.lastHopBound < Infinity || policy.outward) expect(bounded).toBeGreaterThan(5);
+    else expect(bounded).toBe(0);
   });
 });
