@@ -176,6 +176,14 @@ export interface RoutingDiagnosis {
    * manager's own choice), each with the chosen crawler's RTT ÷ the nearest
    * crawler with room's (median, p90): where the policy loses to that yardstick. */
   fullByHop: { count: number; overRoomOracleMedian: number; overRoomOracleP90: number }[];
+  /** The same counterfactuals on predicted RTT, each route's chosen crawler's
+   * ÷ the oracle's (what the policy decides on): the p90 as run, had the
+   * 'full' routes gone to the oracle's crawler, and had they gone to the
+   * nearest crawler with room. The last is never below the one before (the
+   * nearest with room is a crawler the oracle could choose, so its predicted
+   * RTT is never below the oracle's): the exact form of the check that the
+   * true-RTT p90s above only meet within coordinate error. */
+  predicted: { overOracleP90: number; p90IfFullToOracle: number; p90IfFullToRoomOracle: number };
 }
 
 export interface SimRouterOptions {
@@ -256,6 +264,9 @@ export class SimRouter {
   private missClass = new Int8Array(1024);
   /** Each sample's stretch had it gone to the crawler with room of least predicted RTT (NaN unless 'full'). */
   private readonly roomOracle = new Samples();
+  /** Each sample's predicted RTT ÷ the oracle's: as chosen, and had it gone to the nearest crawler with room (NaN unless 'full'). */
+  private readonly predOverOracle = new Samples();
+  private readonly predRoomOverOracle = new Samples();
   /** Per 'full' sample: the hops that placed it, and its RTT ÷ the nearest crawler with room's. */
   private readonly fullHops = new Samples();
   private readonly fullOverRoom = new Samples();
@@ -615,8 +626,15 @@ export class SimRouter {
       this.missClass = b;
     }
     this.missClass[i] = by === oracle || !this.coord ? -1 : MISS_CLASSES.indexOf(this.missOf(oracle));
-    const room = this.missClass[i] === MISS_CLASSES.indexOf('full') ? hostCrawlerRtt(this.world, h, this.nearestWithRoom(h, by)) : NaN;
+    const isFull = this.missClass[i] === MISS_CLASSES.indexOf('full');
+    const roomC = isFull ? this.nearestWithRoom(h, by) : -1;
+    const room = isFull ? hostCrawlerRtt(this.world, h, roomC) : NaN;
     this.roomOracle.push(room / best);
+    if (this.coord) {
+      const po = predictedHostCrawler(this.world, h, oracle);
+      this.predOverOracle.push(predictedHostCrawler(this.world, h, by) / po);
+      this.predRoomOverOracle.push(isFull ? predictedHostCrawler(this.world, h, roomC) / po : NaN);
+    }
     if (!Number.isNaN(room)) {
       this.fullHops.push(this.lastHops);
       this.fullOverRoom.push(chosen / room);
@@ -708,7 +726,23 @@ export class SimRouter {
     const alt = new Float64Array(n);
     for (let i = 0; i < n; i++) alt[i] = miss[i] === full ? room[i]! : st[i]!;
     const p90IfRoomOracle = n > 0 ? quantileSorted(alt.sort(), 0.9) : 0;
-    return { sampled: n, oracleTaken, classes, p90IfOracleLoadTrade: p90If((x) => x === load || x === full), p90IfRoomOracle, fullByHop: this.fullByHop() };
+    return { sampled: n, oracleTaken, classes, p90IfOracleLoadTrade: p90If((x) => x === load || x === full), p90IfRoomOracle, fullByHop: this.fullByHop(), predicted: this.predictedP90s() };
+  }
+
+  /** RoutingDiagnosis.predicted: the p90s of predicted RTT ÷ the oracle's. */
+  private predictedP90s(): RoutingDiagnosis['predicted'] {
+    const pst = this.predOverOracle.values();
+    const proom = this.predRoomOverOracle.values();
+    const miss = this.missClass;
+    const full = MISS_CLASSES.indexOf('full');
+    const n = pst.length;
+    const p90 = (alt: (i: number) => number): number => (n > 0 ? quantileSorted(Float64Array.from({ length: n }, (_, i) => alt(i)).sort(), 0.9) : 0);
+    return {
+      overOracleP90: p90((i) => pst[i]!),
+      // The oracle's own crawler is 1 by definition.
+      p90IfFullToOracle: p90((i) => (miss[i] === full ? 1 : pst[i]!)),
+      p90IfFullToRoomOracle: p90((i) => (miss[i] === full ? proom[i]! : pst[i]!)),
+    };
   }
 
   private fullByHop(): RoutingDiagnosis['fullByHop'] {

@@ -65,6 +65,11 @@ describe('where the oracle’s crawler stood in the search', () => {
       // Sent to the nearest crawler with room, a full route's stretch is hardly below the oracle's own
       // (both are nearest by predicted RTT, the stretch reads the true one: a little either way).
       expect(d.p90IfRoomOracle).toBeGreaterThanOrEqual(0.97 * d.classes.full.p90IfOracle);
+      // On predicted RTT (what both are chosen by) the order is exact: the nearest crawler with room
+      // is one the oracle could have chosen, and the policy's own choice is never better than the oracle's.
+      expect(d.predicted.p90IfFullToRoomOracle).toBeGreaterThanOrEqual(d.predicted.p90IfFullToOracle);
+      expect(d.predicted.overOracleP90).toBeGreaterThanOrEqual(1);
+      expect(d.predicted.p90IfFullToOracle).toBeGreaterThanOrEqual(1);
       // Every 'full' route was placed at some hop within the limit, each bucket with its ratio.
       expect(d.fullByHop.length).toBe(4);
       expect(d.fullByHop.reduce((a, b) => a + b.count, 0)).toBe(d.classes.full.count);
