@@ -11,6 +11,7 @@ import { STRATEGIES } from '../src/recrawl/index.js';
 import type { FullSystemRule, RttRule, SimReadings } from './model.js';
 import { simReadings } from './model.js';
 import { registerAuditPaper } from './audit-cli.js';
+import { DEFAULT_PLACEMENT_OPTIONS, placementOptions, type PlacementOptions } from '../src/dht/placement.js';
 import { jsonSummary, markdown, writeOut } from './report.js';
 import { defaultJobs, runScenarioParallel } from './run-parallel.js';
 import { DEFAULT_SWEEP_CRAWLERS, QUICK_SWEEP_STEPS, runSweep } from './sweep.js';
@@ -54,6 +55,7 @@ interface RunFlags extends CafFlags {
   encourage?: number;
   providerTtl?: number;
   knownPeers?: [number, number];
+  placement?: Partial<PlacementOptions>;
   fullSystem?: FullSystemRule;
   rttRule?: RttRule;
   icrEncourage?: IcrEncourage;
@@ -108,6 +110,7 @@ program
   .option('--encourage <delta>', 'encourage rate δ in (0, 1] (default 0.6)', numArg('encourage', 0.000001))
   .option('--provider-ttl <s>', 'provider record lifetime of the modelled DHT in seconds (default: the live TTL, 600)', intArg('provider-ttl', 4, 7 * 86_400))
   .option('--known-peers <near,random>', "the crawlers each crawler knows and forwards to: its nearest and some at random (default 64,64; a live node probes 8,8)", peerCounts)
+  .option('--placement <k=v,...>', 'placement policy options (src/dht/placement.ts), e.g. spill=4,widen=true,lastHopBound=4,outward=true (default: the live policy)', placementArg)
   .option('--faithful', "follow the paper's words where they speak (the default): --full-system hold --rtt-rule paper --icr-encourage group")
   .option('--no-faithful', 'the earlier readings (the tables before faithful became the default): --full-system reject --rtt-rule physical --icr-encourage system')
   .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))
@@ -151,6 +154,7 @@ program
         config: {
           ...(flags.providerTtl !== undefined ? { overlay: { providerTtlMs: flags.providerTtl * 1000 } } : {}),
           ...(flags.knownPeers !== undefined ? { knownPeers: flags.knownPeers[0], knownRandom: flags.knownPeers[1] } : {}),
+          ...(flags.placement !== undefined ? { placement: flags.placement } : {}),
         },
         recrawl: { ...recrawl, icrEncourage },
         model,
@@ -181,6 +185,19 @@ program
     if (flags.json) process.stdout.write(JSON.stringify(jsonSummary(report)) + '\n');
     else process.stdout.write(markdown(report) + '\n');
   });
+
+/** --placement k=v,...: numbers, true/false, or a word (forwardAnchor); placementOptions validates the rest. */
+function placementArg(v: string): Partial<PlacementOptions> {
+  const o: Record<string, unknown> = {};
+  for (const part of v.split(',')) {
+    const m = /^\s*(\w+)\s*=\s*([\w.]+)\s*$/.exec(part);
+    if (m === null) throw new Error(`--placement takes k=v pairs separated by commas (e.g. widen=true,lastHopBound=4), got '${part}'`);
+    const [, k, raw] = m as unknown as [string, string, string];
+    if (!(k in DEFAULT_PLACEMENT_OPTIONS)) throw new Error(`--placement: unknown option '${k}' (one of ${Object.keys(DEFAULT_PLACEMENT_OPTIONS).join(', ')})`);
+    o[k] = raw === 'true' ? true : raw === 'false' ? false : raw === 'Infinity' ? Infinity : /^[\d.]+$/.test(raw) ? Number(raw) : raw;
+  }
+  return placementOptions(o as Partial<PlacementOptions>);
+}
 
 function peerCounts(v: string): [number, number] {
   const parts = v.split(',');

@@ -310,6 +310,12 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     const h = cli('run', '--caf-cost-exponent', '2');
     expect(h.status).not.toBe(0);
     expect(h.stderr).toMatch(/--caf-cost-exponent must be in \[0, 1\]/);
+    const i = cli('run', '--placement', 'spill=0.5');
+    expect(i.status).not.toBe(0);
+    expect(i.stderr).toMatch(/spill must be >= 1/);
+    const j = cli('run', '--placement', 'nearest=true');
+    expect(j.status).not.toBe(0);
+    expect(j.stderr).toMatch(/--placement: unknown option 'nearest'/);
   });
   it('rejects a missing or malformed latency file', () => {
     const a = cli('run', '--quick', '--latency', '/nonexistent/latency.txt');
