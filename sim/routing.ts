@@ -370,6 +370,7 @@ export class SimRouter {
       kthNearest = roomOnly ? -Infinity : kthSmallest(rtt, n, k, this.kNearestRtt);
     }
     const spill = roomOnly ? Infinity : this.policy.spill * nearest;
+    const queueSpill = roomOnly ? Infinity : Math.min(this.policy.spill, this.policy.queueSpill) * nearest;
     const top = this.topScores;
     let tops = 0;
     const cr = this.crawlers;
@@ -387,8 +388,8 @@ export class SimRouter {
       if (running[c] === threads && qLen[c] === queue && (roomOnly || r > kthNearest)) continue;
       set.add(c, r, running[c]!, qLen[c]!, threads - running[c]! + (queue - qLen[c]!));
       const j = set.n - 1;
-      if (r > spill || !set.room[j]) continue;
-      // The k best scores of the crawlers with room within the spill bound, ascending.
+      if (r > spill || !set.room[j] || (set.queued[j] === 1 && r > queueSpill)) continue;
+      // The k best scores of the crawlers with room within the spill bound (queueSpill for one with tasks queued), ascending.
       tops = keepLeast(top, tops, k, candidateScore(set, j, this.policy));
     }
   }

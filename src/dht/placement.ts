@@ -49,14 +49,17 @@
 // refused ('full').
 //
 // Three rules for the last-hop tail, off by default (session 12, docs/sim.md
-// "The last-hop tail: three rules tried"): `widen` (no room within the spill
+// "The last-hop tail: rules tried"): `widen` (no room within the spill
 // bound: the search takes the next coarser level's providers, already
 // fetched), `lastHopBound` (the last forwarder places only within that many
 // times its own RTT to the host) and `outward` (before the last hop, full
 // crawlers farther from the host than the forwarder first). widen and outward
 // changed nothing beyond the run-to-run spread; lastHopBound 4 cut p90 to
 // 1.04–1.18× the oracle's but completed 3–10 % fewer tasks: the far crawlers
-// the last hop reaches are capacity the run uses.
+// the last hop reaches are capacity the run uses. A fourth, `queueSpill`
+// (a crawler with tasks queued counts as room only within that many times the
+// nearest RTT), kept seed 3 out of its low regime in 2 runs of 3 (+11 % tasks, imbalance
+// 1.83 → 1.52) but lengthened the tail on every seed (more walks): off too.
 import { predictRtt, type Coordinate } from '../coords/index.js';
 import { mergeOptions, optionChecker } from '../options.js';
 
@@ -99,6 +102,10 @@ export interface PlacementOptions {
    * first), so a walk through full neighbours moves outward, where room is,
    * instead of circling the full crawlers nearest the host. */
   outward: boolean;
+  /** A crawler with room but tasks already queued counts as near only within
+   * queueSpill × the nearest candidate's RTT (one with an empty queue: within
+   * spill): a task queued far away waits there. ≥ 1; Infinity: as spill. */
+  queueSpill: number;
 }
 
 export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.freeze({
@@ -111,6 +118,7 @@ export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.free
   widen: false,
   lastHopBound: Infinity,
   outward: false,
+  queueSpill: Infinity,
 });
 
 /** The load fraction of a crawler whose load is unknown. */
@@ -130,6 +138,7 @@ export function placementOptions(partial: Partial<PlacementOptions> = {}): Place
   check(typeof o.widen === 'boolean', `widen must be true or false, got ${String(o.widen)}`);
   check(!Number.isNaN(o.lastHopBound) && o.lastHopBound >= 1, `lastHopBound must be >= 1 (Infinity: off), got ${o.lastHopBound}`);
   check(typeof o.outward === 'boolean', `outward must be true or false, got ${String(o.outward)}`);
+  check(!Number.isNaN(o.queueSpill) && o.queueSpill >= 1, `queueSpill must be >= 1 (Infinity: off), got ${o.queueSpill}`);
   return o;
 }
 
@@ -151,6 +160,8 @@ export class CandidateSet<K> {
   rtt = new Float64Array(32);
   frac = new Float64Array(32);
   room = new Uint8Array(32);
+  /** 1 when the candidate has tasks queued (a task sent there waits behind them). */
+  queued = new Uint8Array(32);
   /** Keys and near flags of the ranking in progress (scratch for rankInto). */
   private scores = new Float64Array(32);
   private nears = new Uint8Array(32);
@@ -164,6 +175,7 @@ export class CandidateSet<K> {
     const i = this.slot(id, rttMs);
     this.frac[i] = loadFractionOf(running, queued, free);
     this.room[i] = free > 0 ? 1 : 0;
+    this.queued[i] = queued > 0 ? 1 : 0;
   }
 
   /** Adds a candidate whose load is unknown (counted as having room). */
@@ -171,6 +183,7 @@ export class CandidateSet<K> {
     const i = this.slot(id, rttMs);
     this.frac[i] = UNKNOWN_LOAD_FRACTION;
     this.room[i] = 1;
+    this.queued[i] = 0;
   }
 
   /** A scratch array of at least k scores. */
@@ -205,6 +218,9 @@ export class CandidateSet<K> {
     const r = new Uint8Array(n);
     r.set(this.room);
     this.room = r;
+    const q = new Uint8Array(n);
+    q.set(this.queued);
+    this.queued = q;
   }
 }
 
@@ -237,11 +253,12 @@ export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out
   let nearest = Infinity;
   for (let i = 0; i < set.n; i++) if (set.rtt[i]! < nearest) nearest = set.rtt[i]!;
   const spill = roomOnly ? Infinity : opts.spill * nearest;
+  const queueSpill = roomOnly ? Infinity : Math.min(opts.spill, opts.queueSpill) * nearest;
   let m = 0;
   for (let i = 0; i < set.n; i++) {
     if (roomOnly && !set.room[i]) continue;
     if (set.rtt[i]! > within) continue;
-    const near = set.room[i] === 1 && set.rtt[i]! <= spill;
+    const near = set.room[i] === 1 && set.rtt[i]! <= (set.queued[i] === 1 ? queueSpill : spill);
     const cls = near ? 0 : set.rtt[i]! <= inwardOf ? 2 : 1;
     const key = near ? candidateScore(set, i, opts) : set.rtt[i]!;
     if (m === k && !before(i, cls, key, out[m - 1]!, nears[m - 1]!, keys[m - 1]!)) continue;

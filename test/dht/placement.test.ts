@@ -52,6 +52,21 @@ describe('placement policy: which crawler gets a task', () => {
     expect(rankCandidates(host, cands, policy)).toEqual(['room-within-spill', 'full-nearer', 'full-near']);
   });
 
+  it('queueSpill: a crawler with tasks queued counts as room only within queueSpill × the nearest RTT; one with an empty queue within spill', () => {
+    const cands: Candidate[] = [
+      { id: 'full-nearest', coord: at(2, 0, 5), load: full },
+      { id: 'queued-3x', coord: at(26, 0, 5), load: busy(5, 2) },
+      { id: 'idle-3.5x', coord: at(32, 0, 5), load: idle },
+    ];
+    // Nearest 12 ms: spill 4 → 48 ms, queueSpill 2 → 24 ms; queued-3x lies at 36 ms.
+    expect(rankCandidates(host, cands, policy)).toEqual(['idle-3.5x', 'queued-3x', 'full-nearest']);
+    const q = placementOptions({ queueSpill: 2 });
+    expect(rankCandidates(host, cands, q)).toEqual(['idle-3.5x', 'full-nearest', 'queued-3x']);
+    // Without the idle one the nearest (full) comes first: it forwards to a neighbour.
+    expect(rankCandidates(host, cands.slice(0, 2), q)).toEqual(['full-nearest', 'queued-3x']);
+    expect(() => placementOptions({ queueSpill: 0 })).toThrow(/queueSpill/);
+  });
+
   it('a crawler with room 3× as far as the full nearest ones takes the task (spill 4, since session 11), not a walk through full neighbours', () => {
     const cands: Candidate[] = [
       { id: 'full-nearer', coord: at(2, 0, 5), load: full },

@@ -15,7 +15,10 @@ function latency(n: number): LatencyMatrix {
 }
 
 describe("the simulator's routing and the live Router", () => {
-  it('choose the same crawlers in the same order from the same candidates and loads', () => {
+  it.each([
+    ['the default policy', {}],
+    ['queueSpill 1.5', { queueSpill: 1.5 }],
+  ])('choose the same crawlers in the same order from the same candidates and loads: %s', (_, placement) => {
     // A world whose 15 crawlers all sit within a few ms of host 0, so the
     // simulated search finds every one of them (15 < 20 per cell).
     const world = buildWorld(latency(12), { ...scenarioConfig('rec', true), hosts: 4, crawlers: 15, embedRounds: 50 }, 3);
@@ -29,9 +32,9 @@ describe("the simulator's routing and the live Router", () => {
     const running = new Uint8Array(15);
     const qLen = new Uint8Array(15);
     const view: CrawlerView = { online, running, qLen, threads: 5, queue: 5, purge: () => undefined, accept: () => false };
-    const sim = new SimRouter(world, 'coord', view, 1, { knownPeers: 4, knownRandom: 4, peerSeed: 1, stretchSamples: 1, expectedRoutes: 1 });
+    const sim = new SimRouter(world, 'coord', view, 1, { placement, knownPeers: 4, knownRandom: 4, peerSeed: 1, stretchSamples: 1, expectedRoutes: 1 });
     for (let c = 0; c < 15; c++) sim.join(c, 0);
-    const live = new Router({ libp2p: {} as never, peers: new PeerTable(), coords: {} as never });
+    const live = new Router({ libp2p: {} as never, peers: new PeerTable(), coords: {} as never, placement });
     const host = coordOf(hostCoords(world), 0);
     let spilled = 0;
     for (let round = 0; round < 200; round++) {
@@ -63,6 +66,7 @@ describe("the simulator's routing and the live Router", () => {
     ['the default policy', {}],
     ['a last-hop bound (lastHopBound 1)', { lastHopBound: 1 }],
     ['the outward walk', { outward: true }],
+    ['queued crawlers within the nearest RTT only (queueSpill 1)', { queueSpill: 1 }],
   ])("forward a full crawler's task to the same crawlers it knows, and refuse at the same hop: %s", (_, placement) => {
     const world = buildWorld(latency(12), { ...scenarioConfig('rec', true), hosts: 4, crawlers: 40, embedRounds: 50 }, 5);
     const rng = createRng(11);
@@ -106,7 +110,7 @@ describe("the simulator's routing and the live Router", () => {
     expect(forwards).toBeGreaterThan(50);
     expect(refusals).toBeGreaterThan(50);
     // With a rule on, some decisions differ from the default's (the case is exercised).
-    if (policy.lastHopBound < Infinity || policy.outward) expect(bounded).toBeGreaterThan(5);
+    if (policy.lastHopBound < Infinity || policy.outward || policy.queueSpill < Infinity) expect(bounded).toBeGreaterThan(5);
     else expect(bounded).toBe(0);
   });
 });
