@@ -14,8 +14,7 @@ import { COORD_PROTOCOL, CoordService } from '../../src/dht/coord-protocol.js';
 import { PeerTable } from '../../src/dht/peers.js';
 import { Router } from '../../src/dht/router.js';
 import { TaskReceiver } from '../../src/dht/task-protocol.js';
-import { signOrder, type TaskOrder } from '../../src/dht/signing.js';
-import { UPLOAD_PROTOCOL } from '../../src/dht/upload.js';
+import { signedTestOrder, type SignedOrder } from './task-order.js';
 import { answerComplete } from '../../src/dht/cell-search.js';
 import { jsonChannel } from '../../src/dht/wire.js';
 import { parseTask, type Task } from '../../src/crawler/task.js';
@@ -85,23 +84,7 @@ describe('Router: confirming the top candidates before committing', () => {
   }
 
   let seq = 0;
-  async function order(): Promise<{ envelope: Awaited<ReturnType<typeof signOrder>>; order: TaskOrder }> {
-    const now = Date.now();
-    const id = `confirm-${++seq}`;
-    const task = { id, scope: { origin: 'http://a.test', pathPrefixes: ['/'] }, seeds: ['http://a.test/'], maxDepth: 0, deadline: now + 600_000 };
-    const o: TaskOrder = {
-      v: 1,
-      id,
-      issuer: manager.peerId.toString(),
-      issuedAt: now,
-      expiresAt: now + 600_000,
-      host: 'a.test',
-      hostCoord: { vec: [0, 0], height: 0 },
-      storage: { peer: manager.peerId.toString(), protocol: UPLOAD_PROTOCOL, addrs: [] },
-      task,
-    };
-    return { envelope: await signOrder(o, managerKey), order: o };
-  }
+  const order = (): Promise<SignedOrder> => signedTestOrder(manager, managerKey, `confirm-${++seq}`, { vec: [0, 0], height: 0 });
 
   const askedBy = (mgr: string) => crawlers.filter((c) => c.peers.get(mgr) !== undefined).map((c) => crawlers.indexOf(c));
 

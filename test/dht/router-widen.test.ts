@@ -13,8 +13,7 @@ import { CoordService } from '../../src/dht/coord-protocol.js';
 import { PeerTable, type Load } from '../../src/dht/peers.js';
 import { Router } from '../../src/dht/router.js';
 import { TaskReceiver } from '../../src/dht/task-protocol.js';
-import { signOrder, type TaskOrder } from '../../src/dht/signing.js';
-import { UPLOAD_PROTOCOL } from '../../src/dht/upload.js';
+import { signedTestOrder, type SignedOrder } from './task-order.js';
 import { answerComplete } from '../../src/dht/cell-search.js';
 import { announceCells, type Cell } from '../../src/dht/cells.js';
 import { parseTask, type Task } from '../../src/crawler/task.js';
@@ -89,23 +88,7 @@ describe('Router: widening the search for room', () => {
   }
 
   let seq = 0;
-  async function order(): Promise<{ envelope: Awaited<ReturnType<typeof signOrder>>; order: TaskOrder }> {
-    const now = Date.now();
-    const id = `widen-${++seq}`;
-    const task = { id, scope: { origin: 'http://a.test', pathPrefixes: ['/'] }, seeds: ['http://a.test/'], maxDepth: 0, deadline: now + 600_000 };
-    const o: TaskOrder = {
-      v: 1,
-      id,
-      issuer: manager.peerId.toString(),
-      issuedAt: now,
-      expiresAt: now + 600_000,
-      host: 'a.test',
-      hostCoord: { vec: [...HOST], height: 3 },
-      storage: { peer: manager.peerId.toString(), protocol: UPLOAD_PROTOCOL, addrs: [] },
-      task,
-    };
-    return { envelope: await signOrder(o, managerKey), order: o };
-  }
+  const order = (): Promise<SignedOrder> => signedTestOrder(manager, managerKey, `widen-${++seq}`, { vec: [...HOST], height: 3 });
 
   it('off (the default): only the full pair are candidates, both refuse', async () => {
     const o = await order();
