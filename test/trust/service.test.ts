@@ -598,6 +598,30 @@ describe('trust service in a real manager', () => {
     }
   });
 
+  it('a second crawl goes to a volunteer that stored page text, not to one with no record yet (a run\'s start: the dropper and the empty crawler)', async () => {
+    // Session 11's logs: at a run's start the `drop` and `empty` volunteers, with no record, drew second
+    // crawls — a lost check sent again, or a dispute only a third crawl settles. (Pairing off: an owing
+    // newcomer is preferred by that rule anyway.)
+    for (let seed = 1; seed <= 8; seed++) {
+      await fresh({ trust: { seed, minRate: 1, spotCheck: { introPairMinShare: 0 } } });
+      // V3 stores text; its own check goes to V2 and stays in flight. V1 has done nothing yet.
+      verifiers([V2]);
+      await crawl(V3, pages(1));
+      await until('V3 checked', () => sent.length === 1);
+      verifiers([V1, V3]);
+      clock.advance(7 * 86_400_000);
+      await crawl(F, pages(2));
+      await until('F checked', () => sent.length === 2);
+      expect(sent[1]!.peer, `seed ${seed}`).toBe(V3);
+    }
+    // Nobody has delivered anything: the plain draw still finds a verifier.
+    await fresh({ trust: { seed: 3, minRate: 1 } });
+    verifiers([V1]);
+    await crawl(F, pages(1));
+    await until('F checked by the only one', () => sent.length === 1);
+    expect(sent[0]!.peer).toBe(V1);
+  });
+
   it('a forger with text on its first crawl or two and none after is checked by its 3rd task: a late intro compares its newest crawl with text', async () => {
     // Session 10: a forger that drew 2 crawls with text in 720 s never reached its intro (drawn at its 3rd or 4th).
     const late: number[] = [];
