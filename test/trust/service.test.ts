@@ -598,12 +598,12 @@ describe('trust service in a real manager', () => {
     }
   });
 
-  it('a second crawl goes to a volunteer that stored page text, not to one with no record yet (a run\'s start: the dropper and the empty crawler)', async () => {
+  it('with secondCrawlPrefersDelivered a second crawl goes to a volunteer that stored page text, not to one with no record yet; by default to either', async () => {
     // Session 11's logs: at a run's start the `drop` and `empty` volunteers, with no record, drew second
     // crawls — a lost check sent again, or a dispute only a third crawl settles. (Pairing off: an owing
     // newcomer is preferred by that rule anyway.)
-    for (let seed = 1; seed <= 8; seed++) {
-      await fresh({ trust: { seed, minRate: 1, spotCheck: { introPairMinShare: 0 } } });
+    const firstCheckBy = async (seed: number, on: boolean): Promise<string> => {
+      await fresh({ trust: { seed, minRate: 1, spotCheck: { introPairMinShare: 0, secondCrawlPrefersDelivered: on } } });
       // V3 stores text; its own check goes to V2 and stays in flight. V1 has done nothing yet.
       verifiers([V2]);
       await crawl(V3, pages(1));
@@ -612,10 +612,15 @@ describe('trust service in a real manager', () => {
       clock.advance(7 * 86_400_000);
       await crawl(F, pages(2));
       await until('F checked', () => sent.length === 2);
-      expect(sent[1]!.peer, `seed ${seed}`).toBe(V3);
-    }
+      return sent[1]!.peer;
+    };
+    for (let seed = 1; seed <= 8; seed++) expect(await firstCheckBy(seed, true), `seed ${seed}`).toBe(V3);
+    // Off (the default): the volunteer with no record is drawn too — a check crawl is how one that gets no task is probed.
+    const drawn = new Set<string>();
+    for (let seed = 1; seed <= 8; seed++) drawn.add(await firstCheckBy(seed, false));
+    expect(drawn).toEqual(new Set([V1, V3]));
     // Nobody has delivered anything: the plain draw still finds a verifier.
-    await fresh({ trust: { seed: 3, minRate: 1 } });
+    await fresh({ trust: { seed: 3, minRate: 1, spotCheck: { secondCrawlPrefersDelivered: true } } });
     verifiers([V1]);
     await crawl(F, pages(1));
     await until('F checked by the only one', () => sent.length === 1);

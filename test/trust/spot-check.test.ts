@@ -182,22 +182,27 @@ describe('chooseVerifier', () => {
       expect(chooseVerifier(subject, [vouched, v('T', 'trusted', '10.4.0.1')], createRng(seed), [first])!.id).toBe('T');
       expect(chooseVerifier(subject, [{ ...vouched, address: '10.0.0.9' }, silent], createRng(seed), [first])!.id).toBe('D');
     }
-    // A second crawl prefers one that delivered too, but not one vouched for: among those the
-    // plain draw (a forger that delivers text, drawn to verify, is caught by the third crawl).
+    // A second crawl keeps the plain draw by default (region, then at random): a misbehaving
+    // volunteer drawn to verify is caught by the third crawl that follows.
     const seen = new Set<string>();
     for (let seed = 1; seed <= 30; seed++) seen.add(chooseVerifier(subject, [{ ...silent, coord: [1, 0] }, delivered, vouched], createRng(seed))!.id);
-    expect(seen).toEqual(new Set(['E', 'F']));
+    expect(seen).toEqual(new Set(['D', 'E', 'F']));
   });
-  it('a second crawl goes to one that delivered before one in another region (a run\'s start: the dropper and the empty crawler have no record); the plain draw when nobody has', () => {
+  it('with secondCrawlPrefersDelivered a second crawl goes to one that delivered before one in another region, never by vouching; the plain draw when nobody has', () => {
+    const on = { secondCrawlPrefersDelivered: true };
     const dropper = v('D', 'new', '10.1.0.1', [100, 0]);
     const delivered = { ...v('E', 'new', '10.2.0.1', [1, 0]), delivered: true };
-    for (let seed = 1; seed <= 30; seed++) expect(chooseVerifier(subject, [dropper, delivered], createRng(seed))!.id).toBe('E');
+    const vouched = { ...v('F', 'new', '10.3.0.1', [1, 0]), delivered: true, vouched: true };
+    for (let seed = 1; seed <= 30; seed++) expect(chooseVerifier(subject, [dropper, delivered], createRng(seed), [], on)!.id).toBe('E');
+    const drawn = new Set<string>();
+    for (let seed = 1; seed <= 30; seed++) drawn.add(chooseVerifier(subject, [{ ...dropper, coord: [1, 0] }, delivered, vouched], createRng(seed), [], on)!.id);
+    expect(drawn).toEqual(new Set(['E', 'F']));
     // Prefix and trust still rank above it.
-    expect(chooseVerifier(subject, [{ ...delivered, address: '10.0.0.9' }, dropper], createRng(1))!.id).toBe('D');
-    expect(chooseVerifier(subject, [delivered, v('T', 'trusted', '10.4.0.1')], createRng(1))!.id).toBe('T');
+    expect(chooseVerifier(subject, [{ ...delivered, address: '10.0.0.9' }, dropper], createRng(1), [], on)!.id).toBe('D');
+    expect(chooseVerifier(subject, [delivered, v('T', 'trusted', '10.4.0.1')], createRng(1), [], on)!.id).toBe('T');
     // Nobody has delivered yet: every one can be drawn.
     const seen = new Set<string>();
-    for (let seed = 1; seed <= 40; seed++) seen.add(chooseVerifier(subject, [v('A', 'new', '10.5.0.1'), v('B', 'new', '10.6.0.1'), v('C', 'new', '10.7.0.1')], createRng(seed))!.id);
+    for (let seed = 1; seed <= 40; seed++) seen.add(chooseVerifier(subject, [v('A', 'new', '10.5.0.1'), v('B', 'new', '10.6.0.1'), v('C', 'new', '10.7.0.1')], createRng(seed), [], on)!.id);
     expect(seen).toEqual(new Set(['A', 'B', 'C']));
   });
   it('a second crawl goes to a newcomer that still owes its intro while they are at least half the eligible, drawn among them; never for a third crawl', () => {

@@ -69,6 +69,10 @@ export interface SpotCheckOptions {
    * newcomers are at least this share of the eligible verifiers (intro.ts's
    * pairing rule; 0: never preferred, the plain draw). */
   introPairMinShare: number;
+  /** A second crawl, too, prefers a volunteer that has delivered pages (verifier.ts). Off by
+   * default: a check crawl drawn to a volunteer with no record is also how one that routing
+   * gives no task of its own gets caught (session 12: a forger with 0 tasks, caught verifying). */
+  secondCrawlPrefersDelivered: boolean;
   /** A coverage dispute (the subject missed the pages its verifier found) is settled
    * by a stored crawl of the channel by a third volunteer in good standing, when the
    * pages it saw were seen no longer than this before the subject's task was issued,
@@ -92,6 +96,7 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   introMaxChecks: 3,
   introTextlessTasks: 20,
   introPairMinShare: 0.5,
+  secondCrawlPrefersDelivered: false,
   introLateTasks: 3,
   storedCrawlMaxAgeMs: 7 * 86_400_000,
 });
@@ -115,6 +120,7 @@ export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotC
   check(Number.isInteger(o.introMaxChecks) && o.introMaxChecks >= 1, `introMaxChecks must be an integer >= 1, got ${o.introMaxChecks}`);
   check(Number.isInteger(o.introTextlessTasks) && o.introTextlessTasks >= 1, `introTextlessTasks must be an integer >= 1, got ${o.introTextlessTasks}`);
   check(Number.isInteger(o.introLateTasks) && o.introLateTasks >= 0, `introLateTasks must be an integer >= 0 (0: never), got ${o.introLateTasks}`);
+  check(typeof o.secondCrawlPrefersDelivered === 'boolean', `secondCrawlPrefersDelivered must be a boolean, got ${String(o.secondCrawlPrefersDelivered)}`);
   check(Number.isFinite(o.introPairMinShare) && o.introPairMinShare >= 0 && o.introPairMinShare <= 1, `introPairMinShare must be in [0, 1] (0: no pairing), got ${o.introPairMinShare}`);
   check(Number.isFinite(o.storedCrawlMaxAgeMs) && o.storedCrawlMaxAgeMs >= 0, `storedCrawlMaxAgeMs must be >= 0 (0: never), got ${o.storedCrawlMaxAgeMs}`);
   return o;

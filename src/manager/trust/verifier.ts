@@ -119,13 +119,14 @@ function distance(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * misbehaving volunteers — the `drop` volunteer before it had lost anything
  * (no verdict, sent again), the `empty` one before its first check, a forger
  * judging a forger's dispute (three crawls that all differ: no majority). A
- * second crawl, too, prefers one that has delivered (session 12: at a run's
- * start the `drop` and `empty` volunteers, with no record yet, were drawn as
- * second crawlers, each draw a lost check sent again or a dispute settled by a
- * third crawl); beyond that it keeps the plain draw (nobody is vouched for): a
- * misbehaving volunteer that delivers text — a forger — drawn to verify is
- * caught by the third crawl that follows (often how a forger that draws few
- * tasks of its own is caught), and
+ * second crawl keeps the plain draw by default: a check crawl drawn to a
+ * volunteer with no record is in effect a known-answer task for it, and a
+ * misbehaving volunteer drawn to verify is caught by the third crawl that
+ * follows (often how a forger that draws few or no tasks of its own is caught:
+ * session 12, a forger with 0 tasks caught so). With secondCrawlPrefersDelivered
+ * it prefers one that has delivered, as a third crawl does (session 12: saves
+ * the lost check or third crawl a `drop` or `empty` verifier with no record
+ * costs at a run's start, at the price of that catch); and
  * a newcomer that verifies and agrees ends its intro without a check of its own
  * — so a second crawl prefers, after prefix, trust and region, a newcomer that still
  * owes its intro, while such newcomers are at least introPairMinShare of the
@@ -156,7 +157,7 @@ export function chooseVerifier(
     const trusted = c.status === 'trusted';
     // Lexicographic: another prefix, then trusted, (for a third crawl) vouched, then delivered, then
     // another region (independence first), then (for a second crawl, when pairing) owes its intro, then idle.
-    const proven = (judge && c.vouched === true ? 16 : 0) + (c.delivered === true ? 8 : 0);
+    const proven = (judge && c.vouched === true ? 16 : 0) + ((judge || o.secondCrawlPrefersDelivered) && c.delivered === true ? 8 : 0);
     const pairs = pairing && c.owesIntro === true ? 2 : 0;
     const score = (otherPrefix === true ? 64 : 0) + (trusted ? 32 : 0) + proven + (otherRegion === true ? 4 : 0) + pairs + ((c.checksHeld ?? 0) === 0 ? 1 : 0);
     scored.push({ choice: { id: c.id, otherPrefix, otherRegion, trusted }, score });
