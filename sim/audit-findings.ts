@@ -2,9 +2,25 @@
 // worded with its arithmetic, worst first (infeasible, contradiction, marginal, note).
 // Apart because wording the verdicts is a job of its own; the numbers come from the checks.
 import type { PaperStrategy } from './paper-tables.js';
-import type { AuditReport } from './audit.js';
 import { e6, MARGIN, pct, type BoundSide } from './audit-basis.js';
-import type { IntervalCheck } from './audit-intervals.js';
+import type { ChannelMinutes, QualityBound, ReadingBound, WeightTerm } from './audit-bounds.js';
+import type { QueueCheck, SuccessCheck } from './audit-claims.js';
+import type { IntervalCheck, MeanRowCheck, RatioCheck } from './audit-intervals.js';
+import type { TranscriptionCheck } from './audit-transcription.js';
+
+/** Every check's result, as the findings read them (the report is these, its findings and its heading). */
+export interface AuditChecks {
+  transcription: TranscriptionCheck[];
+  channelMinutes: ChannelMinutes;
+  weightTimesInterval: WeightTerm[];
+  bounds: QualityBound[];
+  readings: ReadingBound[];
+  success: SuccessCheck[];
+  icrRatios: RatioCheck[];
+  meanRows: MeanRowCheck[];
+  intervals: IntervalCheck[];
+  queues: QueueCheck[];
+}
 
 export interface Finding {
   /** infeasible: no run could produce it; contradiction: two published statements cannot both
@@ -17,7 +33,7 @@ export interface Finding {
 
 const S = (s: PaperStrategy) => s.toUpperCase();
 
-export function findings(r: Omit<AuditReport, 'findings' | 'paper' | 'margin'>): Finding[] {
+export function findings(r: AuditChecks): Finding[] {
   const out: Finding[] = [];
   const cm = r.channelMinutes;
   out.push({

@@ -13,18 +13,19 @@
 //     and λ_expected = 1 / θ; summed over a rank's channels it is R × θ × updates / T.
 //     Divided by N: quality = Σ_rank R × θ × updates / (N·T). Updates ≤ tasks, so the
 //     same sum over the published task counts is the best score a strategy could reach
-//     (every task succeeding).//
+//     (every task succeeding).
+//
 // The checks live beside this file, one job each: audit-basis.ts (table accessors, the
 // rounding allowance, verdicts), audit-transcription.ts, audit-bounds.ts (N·T and formula
 // (5)'s bounds under each reading), audit-claims.ts (§4's success rates and queues),
 // audit-intervals.ts (ICR ratios, the Mean row, intervals vs counts), audit-findings.ts
 // (the worded findings). This file assembles the report and is the one import path.
 import { MARGIN } from './audit-basis.js';
-import { allQualityBounds, channelMinutes, readingBounds, weightIntervalProducts, type ChannelMinutes, type QualityBound, type ReadingBound, type WeightTerm } from './audit-bounds.js';
-import { queueChecks, successChecks, type QueueCheck, type SuccessCheck } from './audit-claims.js';
-import { findings, type Finding } from './audit-findings.js';
-import { icrRatioChecks, intervalChecks, meanRowChecks, type IntervalCheck, type MeanRowCheck, type RatioCheck } from './audit-intervals.js';
-import { transcriptionChecks, type TranscriptionCheck } from './audit-transcription.js';
+import { allQualityBounds, channelMinutes, readingBounds, weightIntervalProducts } from './audit-bounds.js';
+import { queueChecks, successChecks } from './audit-claims.js';
+import { findings, type AuditChecks, type Finding } from './audit-findings.js';
+import { icrRatioChecks, intervalChecks, meanRowChecks } from './audit-intervals.js';
+import { transcriptionChecks } from './audit-transcription.js';
 
 export { MARGIN, verdictOf, type BoundSide, type Verdict } from './audit-basis.js';
 export * from './audit-bounds.js';
@@ -33,19 +34,9 @@ export type { Finding } from './audit-findings.js';
 export * from './audit-intervals.js';
 export * from './audit-transcription.js';
 
-export interface AuditReport {
+export interface AuditReport extends AuditChecks {
   paper: string;
   margin: number;
-  transcription: TranscriptionCheck[];
-  channelMinutes: ChannelMinutes;
-  weightTimesInterval: WeightTerm[];
-  bounds: QualityBound[];
-  readings: ReadingBound[];
-  success: SuccessCheck[];
-  icrRatios: RatioCheck[];
-  meanRows: MeanRowCheck[];
-  intervals: IntervalCheck[];
-  queues: QueueCheck[];
   findings: Finding[];
 }
 
