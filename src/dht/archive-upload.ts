@@ -20,7 +20,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import { handoverChainSchema, type Handover, type StorageEndpoint } from './signing.js';
 import { jsonChannel } from './wire.js';
 import { PeerRateLimiter } from './rate-limit.js';
-import { sleep } from './coord-protocol.js';
+import { sleep } from './sleep.js';
 import { UPLOAD_BATCH_LIMITS } from '../crawler/warc/upload-batch.js';
 
 export const ARCHIVE_PROTOCOL = '/volcrawl/archive/1.0.0';

@@ -1,8 +1,8 @@
-// The coordinate protocol, /volcrawl/coord/1.0.0: one request and one reply per
-// stream, length-prefixed JSON, ≤ 4 KiB each way.
-//
-//   request  { t: 'probe' | 'info' | 'bye', coord?, load?, crawler? }
-//   reply    { coord?, sys?, load?, crawler, turnaroundMs?, stallMs? }
+// The coordinate protocol's probing side, /volcrawl/coord/1.0.0: whom to
+// probe and when, the requests, and the Vivaldi updates their replies feed.
+// The wire format is coord-wire.ts, the answering side coord-responder.ts, the
+// per-peer RTT minimum rtt-window.ts, the process's stall tracker
+// process-lag.ts; this module re-exports what its importers used from it.
 //
 // `coord` is the coordinate the node publishes (src/coords/app-coord.ts: it
 // changes only when Vivaldi's own coordinate has really moved, so routers,
@@ -33,54 +33,27 @@
 // the pace, and while this process's loop stalls lately the pace stays at its
 // busy gap, one probe a round (a busy PC measures less, and a loaded test
 // network no longer speeds its probing up on its own noise).
-//
-// The responder may hold its reply to a probe for `probeDelay(remotePeer)` ms:
-// the test network uses this hook to impose a latency matrix on loopback.
-import { setMaxListeners } from 'node:events';
-import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { IdentifyResult, Libp2p, PeerId, Stream, Connection } from '@libp2p/interface';
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { VivaldiNode, AdaptiveProbeOptions, AppCoordinate, Coordinate } from '../coords/index.js';
 import type { Rng } from '../rng.js';
-import { AdaptiveProbing, LoopLag, predictRtt } from '../coords/index.js';
+import { AdaptiveProbing, predictRtt } from '../coords/index.js';
 import { NeighbourSet, type Candidate, type NeighbourChange, type NeighbourOptions } from './neighbours.js';
-import { coordSchema } from './signing.js';
 import { PeerTable, fromWireCoord, toWireCoord, type Load } from './peers.js';
 import { jsonChannel } from './wire.js';
-import { PeerRateLimiter } from './rate-limit.js';
+import { COORD_MAX_BYTES, COORD_PROTOCOL, replySchema, type CoordReply } from './coord-wire.js';
+import { CoordResponder } from './coord-responder.js';
+import { processLag, type LagSource } from './process-lag.js';
+import { RttWindows } from './rtt-window.js';
 
-export const COORD_PROTOCOL = '/volcrawl/coord/1.0.0';
-export const COORD_MAX_BYTES = 4096;
+// Where tests and the old importers still take these from.
+export { COORD_MAX_BYTES, COORD_PROTOCOL, loadSchema, type CoordReply } from './coord-wire.js';
+export { processLag, type LagSource } from './process-lag.js';
+
 /** Peer-store tag on neighbours: the connection manager prunes untagged connections first. */
 export const NEIGHBOUR_TAG = 'volcrawl-neighbour';
 export const NEIGHBOUR_TAG_VALUE = 60;
-
-const count = z.number().int().min(0).max(1_000_000);
-/** A crawler's load (src/crawler/task.ts TaskLoad); `threads` is absent from volunteers before session 12. */
-export const loadSchema = z.object({ running: count, queued: count, free: count, threads: count.optional() });
-
-const requestSchema = z.object({
-  t: z.enum(['probe', 'info', 'bye']),
-  coord: coordSchema.optional(),
-  load: loadSchema.optional(),
-  crawler: z.boolean().optional(),
-});
-const replySchema = z.object({
-  coord: coordSchema.optional(),
-  /** The responder's Vivaldi coordinate, for the prober's Vivaldi step (absent: `coord` is it). */
-  sys: coordSchema.optional(),
-  load: loadSchema.optional(),
-  crawler: z.boolean(),
-  /** Responder's own turnaround (request read → reply written) beyond any
-   * imposed delay, ms; subtracted from the measured RTT so a busy responder's
-   * queueing does not count as network distance (as NTP does). */
-  turnaroundMs: z.number().finite().min(0).max(60_000).optional(),
-  /** How long the responder's event loop had been stalled when it read the
-   * request, ms: a delay in reading that its turnaround does not cover. */
-  stallMs: z.number().finite().min(0).max(60_000).optional(),
-});
-export type CoordReply = z.infer<typeof replySchema>;
 
 export interface CoordServiceOptions {
   libp2p: Libp2p;
@@ -113,29 +86,16 @@ export interface CoordServiceOptions {
   log?: Logger;
 }
 
-/** Where a CoordService learns of event-loop stalls. */
-export interface LagSource {
-  readonly lag: LoopLag;
-  /** Resolves once the tracker has recorded a tick after this call (a stall that just ended is then known). */
-  nextTick(): Promise<void>;
-  release(): void;
-}
-
 export class CoordService {
   private readonly o: CoordServiceOptions;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private running = false;
   private inflight = 0;
-  private readonly limiter = new PeerRateLimiter({ perSecond: 50, burst: 100 });
-  /** Aborts the imposed probe delays on stop. Every delayed reply in progress
-   * listens on it, so it may have many listeners at once by design. */
-  private readonly closing = unboundedController();
-  private readonly windows = new Map<string, { at: number; rttMs: number }[]>();
+  private readonly responder: CoordResponder;
+  private readonly windows: RttWindows;
   readonly pace: AdaptiveProbing;
   /** Whether the pace has reached its longest gap yet (logged once). */
   private settledOnce = false;
-  /** When each peer last probed us (their neighbour sets hold us), performance.now(). */
-  private readonly probers = new Map<string, number>();
   /** Neighbours whose connection closed: probed in the next round. */
   private readonly verify = new Set<string>();
   private nextAt = 0;
@@ -173,6 +133,18 @@ export class CoordService {
     );
     this.neighbours = new NeighbourSet(opts.neighbours ?? {}, opts.rng);
     this.lag = opts.lag === false ? undefined : (opts.lag ?? processLag());
+    this.windows = new RttWindows(opts.minWindow, opts.windowMs);
+    this.responder = new CoordResponder({
+      peers: opts.peers,
+      crawler: opts.crawler,
+      load: opts.load,
+      coord: () => this.myCoord(),
+      sys: () => this.mySys(),
+      probeDelay: opts.probeDelay,
+      timeoutMs: opts.timeoutMs,
+      lag: this.lag,
+      log: opts.log,
+    });
   }
 
   /** Whether this process's event loop stalled lately (the pace holds its busy gap). */
@@ -181,7 +153,7 @@ export class CoordService {
   }
 
   async start(): Promise<void> {
-    await this.o.libp2p.handle(COORD_PROTOCOL, (stream, conn) => this.onStream(stream, conn), {
+    await this.o.libp2p.handle(COORD_PROTOCOL, (stream, conn) => this.responder.handle(stream, conn), {
       maxInboundStreams: 64,
       maxOutboundStreams: 64,
     });
@@ -219,7 +191,7 @@ export class CoordService {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.o.libp2p.removeEventListener('peer:identify', this.onIdentify);
     this.o.libp2p.removeEventListener('peer:disconnect', this.onDisconnect);
-    this.closing.abort();
+    this.responder.close();
     this.lag?.release();
     await this.o.libp2p.unhandle(COORD_PROTOCOL).catch(() => undefined);
   }
@@ -229,10 +201,8 @@ export class CoordService {
    * twice the time a settled peer with our own settings takes to come round
    * its whole set (every member once per set-size probes at the longest gap). */
   probesUs(peer: string): boolean {
-    const at = this.probers.get(peer);
-    if (at === undefined) return false;
     const o = this.neighbours.opts;
-    return performance.now() - at <= 2 * (o.near + o.far) * this.pace.opts.maxIntervalMs;
+    return this.responder.probedWithin(peer, 2 * (o.near + o.far) * this.pace.opts.maxIntervalMs);
   }
 
   /** The probing pace has backed off: samples agree with this node's coordinate. */
@@ -333,7 +303,7 @@ export class CoordService {
     for (const id of change.added) tag(id, true);
     for (const id of change.removed) {
       tag(id, false);
-      this.windows.delete(id);
+      this.windows.forget(id);
     }
   }
 
@@ -372,21 +342,9 @@ export class CoordService {
       }
     }
     this.o.peers.note(peer, { rttMs });
-    // Queueing only ever adds delay: Vivaldi gets the minimum of the last few
-    // samples to this peer (as ping's min RTT), not the latest — but only of
-    // samples from the last `windowMs`, so an RTT that grew (a peer moved)
-    // shows within minutes even when the peer is probed rarely.
+    // Vivaldi gets the minimum of the peer's recent samples (rtt-window.ts), not the latest.
     const now = performance.now();
-    let w = this.windows.get(peer);
-    if (w === undefined) {
-      if (this.windows.size >= 4096) this.windows.delete(this.windows.keys().next().value!);
-      w = [];
-      this.windows.set(peer, w);
-    }
-    w.push({ at: now, rttMs });
-    const horizon = now - (this.o.windowMs ?? 300_000);
-    while (w.length > 1 && (w.length > (this.o.minWindow ?? 4) || w[0]!.at < horizon)) w.shift();
-    const best = Math.min(...w.map((x) => x.rttMs));
+    const best = this.windows.add(peer, now, rttMs);
     const viv = this.o.vivaldi;
     const theirs = reply.sys ?? reply.coord;
     if (viv !== undefined && theirs !== undefined && reply.crawler) {
@@ -467,105 +425,4 @@ export class CoordService {
       throw err;
     }
   }
-
-  private async onStream(stream: Stream, conn: Connection): Promise<void> {
-    const remote = conn.remotePeer.toString();
-    if (!this.limiter.take(remote)) {
-      stream.abort(new Error('rate limited'));
-      return;
-    }
-    const ch = jsonChannel(stream, COORD_MAX_BYTES, this.o.timeoutMs ?? 10_000);
-    try {
-      const req = requestSchema.parse(await ch.read());
-      const tIn = performance.now();
-      let imposed = 0;
-      if (req.t === 'bye') {
-        this.o.peers.markDown(remote);
-      } else {
-        this.o.peers.note(remote, {
-          coord: req.coord !== undefined ? fromWireCoord(req.coord) : undefined,
-          load: req.load,
-          crawler: req.crawler ?? false,
-        });
-      }
-      if (req.t === 'probe') {
-        this.probers.delete(remote);
-        this.probers.set(remote, performance.now());
-        if (this.probers.size > 4096) this.probers.delete(this.probers.keys().next().value!);
-      }
-      if (req.t === 'probe' && this.o.probeDelay !== undefined) {
-        const ms = this.o.probeDelay(remote);
-        if (ms > 0) await sleep(ms, this.closing.signal);
-        imposed = ms;
-      }
-      const turnaroundMs = Math.max(0, performance.now() - tIn - imposed);
-      // A stall going on when the request arrived delayed its read (later ones are in the turnaround).
-      const stallMs = this.lag !== undefined && req.t === 'probe' ? this.lag.lag.stallAt(tIn) : undefined;
-      const sys = req.t === 'probe' ? this.mySys() : undefined;
-      await ch.write({ coord: this.myCoord(), ...(sys !== undefined ? { sys } : {}), load: this.o.load?.(), crawler: this.o.crawler, turnaroundMs, ...(stallMs !== undefined && stallMs > 0 ? { stallMs: Math.min(60_000, stallMs) } : {}) });
-      await ch.close();
-    } catch (err) {
-      this.o.log?.debug({ peer: remote, err: String(err) }, 'bad coordinate request');
-      ch.abort('bad request');
-    }
-  }
-}
-
-/** The process's stall tracker: one timer however many nodes the process
- * hosts (a test network runs several per process), running while any
- * CoordService uses it. */
-let shared: { lag: LoopLag; users: number; timer: ReturnType<typeof setInterval>; waiters: (() => void)[] } | undefined;
-
-export function processLag(): LagSource {
-  if (shared === undefined) {
-    const lag = new LoopLag();
-    const s = { lag, users: 0, timer: undefined as unknown as ReturnType<typeof setInterval>, waiters: [] as (() => void)[] };
-    let last = performance.now();
-    s.timer = setInterval(() => {
-      const now = performance.now();
-      lag.record(now, now - last - lag.opts.tickMs);
-      last = now;
-      const w = s.waiters;
-      s.waiters = [];
-      for (const f of w) f();
-    }, lag.opts.tickMs);
-    s.timer.unref?.();
-    shared = s;
-  }
-  const s = shared;
-  s.users++;
-  let released = false;
-  return {
-    lag: s.lag,
-    nextTick: () => new Promise<void>((resolve) => (shared === s ? s.waiters.push(resolve) : resolve())),
-    release: () => {
-      if (released) return;
-      released = true;
-      if (--s.users > 0) return;
-      clearInterval(s.timer);
-      for (const f of s.waiters) f();
-      if (shared === s) shared = undefined;
-    },
-  };
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted === true) return reject(new Error('aborted'));
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(new Error('aborted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-function unboundedController(): AbortController {
-  const c = new AbortController();
-  setMaxListeners(Infinity, c.signal);
-  return c;
 }

@@ -43,7 +43,7 @@ import { predictRtt, type Coordinate, type VivaldiNode } from '../coords/index.j
 import { checkCoordinateClaim, measuredPosition, medianOf, type ClaimCheck, type PlausibilityOptions, type RttObservation } from '../coords/plausibility.js';
 import { randomInt, type Rng } from '../rng.js';
 import { DEFAULT_CELLS, type CellOptions } from './cells.js';
-import { COORD_PROTOCOL } from './coord-protocol.js';
+import { COORD_PROTOCOL } from './coord-wire.js';
 import { fromWireCoord, toWireCoord, type PeerState, type PeerTable } from './peers.js';
 import { checkAnnouncement, type AnnouncementCheck } from './plausibility.js';
 import { PeerRateLimiter } from './rate-limit.js';

@@ -35,7 +35,7 @@ import {
   type SignedEnvelope,
   type TaskOrder,
 } from './signing.js';
-import { loadSchema } from './coord-protocol.js';
+import { loadSchema } from './coord-wire.js';
 import { fromWireCoord, type Load, type PeerTable } from './peers.js';
 import { DEFAULT_PLACEMENT_OPTIONS, forward as forwardDecision, placementOptions, type PlacementOptions } from './placement.js';
 import { jsonChannel } from './wire.js';

@@ -20,7 +20,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { coordSchema, handoverChainSchema, type Handover, type StorageEndpoint, type WireCoord } from './signing.js';
 import { jsonChannel } from './wire.js';
 import { PeerRateLimiter } from './rate-limit.js';
-import { sleep } from './coord-protocol.js';
+import { sleep } from './sleep.js';
 
 export const UPLOAD_PROTOCOL = '/volcrawl/upload/1.0.0';
 export const UPLOAD_MAX_BYTES = 16 * 1024 * 1024;
