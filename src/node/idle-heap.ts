@@ -10,7 +10,7 @@
 // most; while tasks run, V8's own schedule is left alone.
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { NodeService } from './node.js';
+import type { NodeService } from './node-types.js';
 
 export const IDLE_HEAP_CHECK_MS = 30_000;
 export const IDLE_HEAP_SLACK_BYTES = 3 * 2 ** 20;

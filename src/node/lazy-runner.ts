@@ -4,7 +4,7 @@
 // stands in, with the same capacity, so routers see the same free slots.
 // Tasks accepted while the crawler loads wait here and go to it once it is up.
 import type { Task, TaskLoad } from '../crawler/task.js';
-import type { TaskRunner } from './node.js';
+import type { TaskRunner } from './node-types.js';
 
 export interface LazyRunnerOptions {
   /** Threads + queue of the runner to come (what `load()` reports meanwhile). */

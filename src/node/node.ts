@@ -1,161 +1,36 @@
 // A volunteer node: the libp2p stack, the coordinate protocol feeding Vivaldi,
 // coordinate-cell announcements, the task protocol in front of a task runner
-// (src/crawler's TaskManager), result uploads, a status snapshot and graceful
-// shutdown with task migration. The parts with a life cycle are NodeServices,
-// started in order and stopped in reverse; more can be plugged in
-// (`VolunteerNodeOptions.services`).
-import type { Logger } from 'pino';
-import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
-import { peerIdFromString } from '@libp2p/peer-id';
-import { AppCoordinate, VivaldiNode, type AppCoordOptions, type Coordinate, type VivaldiOptions } from '../coords/index.js';
+// (src/crawler's TaskManager), a status snapshot and graceful shutdown with
+// task migration. The parts with a life cycle are NodeServices, started in
+// order and stopped in reverse; more can be plugged in
+// (`VolunteerNodeOptions.services`). This module assembles them and runs the
+// life cycle; the held tasks, their uploads and migration are task-custody.ts,
+// bootstrap addresses bootstrap.ts, the types node-types.ts (re-exported here).
+import type { Multiaddr } from '@multiformats/multiaddr';
+import { AppCoordinate, VivaldiNode } from '../coords/index.js';
 import { claimingVivaldi } from './test-plugin.js';
 import { createRng, deriveSeed } from '../rng.js';
-import type { ResultSink, Task, TaskLoad, TaskResult } from '../crawler/task.js';
-import { emptyResult, parseTask } from '../crawler/task.js';
+import type { Task } from '../crawler/task.js';
+import { parseTask } from '../crawler/task.js';
 import { ConnectionTrimmer } from '../dht/connection-trim.js';
 import { PeerKeeper } from '../dht/peer-keeper.js';
-import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, VOLUNTEER_PING_INTERVAL_MS, type Libp2pOptions, type VolcrawlLibp2p } from '../dht/libp2p.js';
+import { startLibp2pPeer, stopLibp2pQuietly, VOLUNTEER_MAX_CONNECTIONS, VOLUNTEER_PING_INTERVAL_MS, type VolcrawlLibp2p } from '../dht/libp2p.js';
 import { ManagerLink } from './manager-link.js';
-import { PeerTable, toWireCoord } from '../dht/peers.js';
+import { PeerTable } from '../dht/peers.js';
 import { CoordService, NEIGHBOUR_TAG_VALUE } from '../dht/coord-protocol.js';
 import { Announcer } from '../dht/announce.js';
 import { TASK_PROTOCOL, TaskReceiver } from '../dht/task-protocol.js';
-import { Router, type RouteResult } from '../dht/router.js';
+import { Router } from '../dht/router.js';
 import { WitnessService } from '../dht/overlay-check.js';
-import { UPLOAD_PROTOCOL, uploadResult } from '../dht/upload.js';
-import { ARCHIVE_PROTOCOL, uploadArchiveBatch } from '../dht/archive-upload.js';
+import { UPLOAD_PROTOCOL } from '../dht/upload.js';
+import { ARCHIVE_PROTOCOL } from '../dht/archive-upload.js';
 import { HOLEPUNCH_PROTOCOL } from '../dht/holepunch/coordination.js';
-import { TaskArchive, type SendBatch } from './task-archive.js';
-import type { CellOptions } from '../dht/cells.js';
-import type { AdaptiveProbeOptions } from '../coords/index.js';
-import type { NeighbourOptions } from '../dht/neighbours.js';
-import { MAX_HANDOVER_LINKS, signHandover, type Handover, type SignedEnvelope, type TaskOrder } from '../dht/signing.js';
-import type { RateLimitOptions } from '../dht/rate-limit.js';
+import { dialBootstrap, parseBootstrap } from './bootstrap.js';
+import type { NodeService, NodeStatus, TaskRunner, VolunteerNodeOptions } from './node-types.js';
+import { TaskCustody } from './task-custody.js';
 
-/** What the node needs of a task runner; src/crawler's TaskManager fits. */
-export interface TaskRunner {
-  submit(task: Task): 'accepted' | 'full';
-  load(): TaskLoad;
-  /** Stop accepting, abort running tasks, return queued + running ones. */
-  drain(): Promise<Task[]>;
-  close(): Promise<void>;
-  /** Like drain(), but tasks are taken again after resume() (the owner's pause). */
-  pause?(): Promise<Task[]>;
-  resume?(): void;
-}
-
-/** A part of the node with a life cycle (the coordinate service, announcements,
- * the manager link…): started in order once the libp2p stack runs, stopped in
- * reverse order on shutdown. */
-export interface NodeService {
-  readonly name: string;
-  start(): Promise<void> | void;
-  stop?(): Promise<void> | void;
-}
-
-export class BootstrapError extends Error {
-  override name = 'BootstrapError';
-}
-
-/** Parses bootstrap addresses; each must be a multiaddr ending in /p2p/<peer id>. */
-export function parseBootstrap(addrs: string[]): Multiaddr[] {
-  return addrs.map((s) => {
-    let ma: Multiaddr;
-    try {
-      ma = multiaddr(s);
-    } catch (err) {
-      throw new BootstrapError(`malformed bootstrap address ${JSON.stringify(s)}: ${(err as Error).message}`);
-    }
-    const p2p = ma.getComponents().find((c) => c.name === 'p2p');
-    if (p2p?.value === undefined) throw new BootstrapError(`bootstrap address ${s} lacks /p2p/<peer id>`);
-    try {
-      peerIdFromString(p2p.value);
-    } catch {
-      throw new BootstrapError(`bootstrap address ${s} has an invalid peer id`);
-    }
-    return ma;
-  });
-}
-
-/** Every libp2p option, and the volunteer's own; `privateKey` also signs task hand-overs. */
-export interface VolunteerNodeOptions extends Libp2pOptions {
-  /** The manager's peer id: only orders it signed are run. */
-  manager: string;
-  createRunner: (sink: ResultSink) => TaskRunner;
-  bootstrap?: string[];
-  seed?: number;
-  vivaldi?: Partial<VivaldiOptions>;
-  /** The filter of the published (application-level) coordinate (src/coords/app-coord.ts). */
-  appCoord?: Partial<AppCoordOptions>;
-  /** Test hook: delay before answering a coordinate probe from `remote`. */
-  probeDelay?: (remote: string) => number;
-  /** Test hook (test-plugin.ts): the coordinate this node claims to others, from its true one. */
-  claim?: (c: Coordinate) => Coordinate;
-  /** Shortest gap between probing rounds (while the coordinate is unsettled), ms. */
-  coordIntervalMs?: number;
-  /** Longest gap between probing rounds (once settled), ms. */
-  coordMaxIntervalMs?: number;
-  /** Probes per round while unsettled. */
-  coordFanout?: number;
-  /** The rest of the probing pace (src/coords/adaptive.ts). */
-  coordPace?: Partial<AdaptiveProbeOptions>;
-  /** Bounds of the neighbour set probed for Vivaldi (src/dht/neighbours.ts). */
-  neighbours?: Partial<NeighbourOptions>;
-  /** RTT samples per peer whose minimum feeds Vivaldi (default 4). */
-  coordMinWindow?: number;
-  announceCheckMs?: number;
-  /** Announce once the Vivaldi error estimate is below this (or samples agree
-   * with the coordinate), and `announceMinSamples` samples were taken. */
-  announceMaxError?: number;
-  /** Minimum gap between re-announcements when the cell changes, ms. */
-  announceMinGapMs?: number;
-  /** Vivaldi samples needed before the first announcement (default 10: the
-   * probing pace backs off once samples agree, so waiting for many more would
-   * delay a settled node by minutes). */
-  announceMinSamples?: number;
-  cells?: CellOptions;
-  maxHops?: number;
-  taskRateLimit?: RateLimitOptions;
-  routerCacheTtlMs?: number;
-  bootstrapTimeoutMs?: number;
-  /** Connections younger than this are never trimmed, ms (connection-trim.ts; default 30 s). */
-  connectionGraceMs?: number;
-  /** Gap between checks of the connection to the manager, ms (see ManagerLink). */
-  managerCheckMs?: number;
-  /** Told of every result part and archive batch uploaded, with its size as sent (the owner's ledger counts it). */
-  onUploaded?: (bytes: number, result?: TaskResult) => void;
-  /** More services, started after the node's own (and stopped before them). */
-  services?: (node: VolunteerNode) => NodeService[];
-  log: Logger;
-}
-
-export interface NodeStatus {
-  peerId: string;
-  peers: number;
-  crawlersKnown: number;
-  coord: number[];
-  height: number;
-  error: number;
-  running: number;
-  queued: number;
-  free: number;
-  accepted: number;
-  forwarded: number;
-  rejected: number;
-  pages: number;
-  bytes: number;
-  /** Bytes per second over the last status interval. */
-  bandwidth: number;
-  uploadsOk: number;
-  uploadsFailed: number;
-}
-
-interface Held {
-  order: TaskOrder;
-  envelope: SignedEnvelope;
-  /** The signed chain that handed the task to this node (migration), if any. */
-  handover?: Handover[];
-}
+export { BootstrapError, parseBootstrap } from './bootstrap.js';
+export type { NodeService, NodeStatus, TaskRunner, VolunteerNodeOptions } from './node-types.js';
 
 export class VolunteerNode {
   readonly libp2p: VolcrawlLibp2p;
@@ -173,30 +48,31 @@ export class VolunteerNode {
   readonly managerLink: ManagerLink;
   readonly trimmer: ConnectionTrimmer;
   readonly keeper: PeerKeeper;
+  /** The tasks this node holds, their uploads and their hand-over on leave or pause. */
+  private readonly custody: TaskCustody;
   private readonly o: VolunteerNodeOptions;
-  private readonly held = new Map<string, Held>();
-  private readonly migrated = new Set<string>();
-  /** Tasks no crawler took on pause or leave, being reported back to the manager. */
-  private readonly givenBack = new Set<string>();
-  private readonly uploads = new Set<Promise<void>>();
-  private draining = false;
   private stopped = false;
   private pausedTasks = false;
   private readonly services: NodeService[] = [];
   /** Services started so far (a failed start stops only these). */
   private started = 0;
-  private pages = 0;
-  private bytes = 0;
   private bwMark = { at: performance.now(), bytes: 0, rate: 0 };
-  private uploadsOk = 0;
-  private uploadsFailed = 0;
 
   private constructor(libp2p: VolcrawlLibp2p, o: VolunteerNodeOptions) {
     this.o = o;
     this.libp2p = libp2p;
     const seed = o.seed ?? 1;
     this.vivaldi = new VivaldiNode(o.vivaldi ?? {}, createRng(deriveSeed(seed, `vivaldi:${libp2p.peerId.toString()}`)));
-    this.runner = o.createRunner({ upload: (r) => this.upload(r), archiveFor: (task) => this.archiveFor(task) });
+    this.custody = new TaskCustody({
+      libp2p,
+      privateKey: o.privateKey,
+      coord: () => this.coords.published!,
+      route: (envelope, order, opts) => this.router.route(envelope, order, opts),
+      forget: (orderId) => this.receiver.forget(orderId),
+      onUploaded: o.onUploaded,
+      log: o.log,
+    });
+    this.runner = o.createRunner({ upload: (r) => this.custody.upload(r), archiveFor: (task) => this.custody.archiveFor(task) });
     this.managerLink = new ManagerLink({ libp2p, manager: o.manager, bootstrap: parseBootstrap(o.bootstrap ?? []), checkMs: o.managerCheckMs, log: o.log });
     // What others hear: the coordinate, or with the test hook a false claim (Vivaldi itself still runs on the truth).
     const claimed = o.claim === undefined ? this.vivaldi : claimingVivaldi(this.vivaldi, o.claim);
@@ -249,8 +125,7 @@ export class VolunteerNode {
       rateLimit: o.taskRateLimit,
       privateKey: o.privateKey,
       onAccepted: (order, envelope, task, handover) => {
-        this.held.set(task.id, { order, envelope, ...(handover !== undefined ? { handover } : {}) });
-        this.migrated.delete(task.id); // handed on earlier and back again: this node runs it now
+        this.custody.hold(task.id, order, envelope, handover);
         o.log.info({ task: task.id, host: order.host }, 'task accepted');
       },
       log: o.log,
@@ -297,7 +172,7 @@ export class VolunteerNode {
       { name: 'coordinates', start: () => this.coords.start(), stop: () => this.coords.stop() },
       { name: 'witness', start: () => this.witness.start(), stop: () => this.witness.stop() },
       { name: 'tasks', start: () => this.receiver.start(), stop: () => this.receiver.stopAccepting() },
-      { name: 'bootstrap', start: () => (boot.length > 0 ? this.bootstrap(boot) : undefined) },
+      { name: 'bootstrap', start: () => (boot.length > 0 ? dialBootstrap(this.libp2p, boot, this.o.bootstrapTimeoutMs) : undefined) },
       { name: 'announcements', start: () => this.announcer.start(), stop: () => this.announcer.withdraw() },
       { name: 'manager link', start: () => this.managerLink.start(), stop: () => this.managerLink.stop() },
       { name: 'connection bound', start: () => this.trimmer.start(), stop: () => this.trimmer.stop() },
@@ -328,28 +203,6 @@ export class VolunteerNode {
     return node;
   }
 
-  /** Dials every bootstrap peer at once and goes on as soon as one answers
-   * (the others keep dialling in the background): waiting for all of them
-   * held a join for the slowest — on a loaded machine, tens of seconds. */
-  private async bootstrap(boot: Multiaddr[]): Promise<void> {
-    const errors: string[] = [];
-    const dials = boot.map((ma) =>
-      this.libp2p.dial(ma, { signal: AbortSignal.timeout(this.o.bootstrapTimeoutMs ?? 15_000) }).then(
-        () => undefined,
-        (err: unknown) => {
-          errors.push(`${ma.toString()}: ${(err as Error).message}`);
-          throw err;
-        },
-      ),
-    );
-    try {
-      await Promise.any(dials);
-    } catch {
-      throw new BootstrapError(`could not reach any bootstrap peer (${errors.join('; ')})`);
-    }
-    // kad-dht's own self-query then fills the routing table around our id.
-  }
-
   get peerId(): string {
     return this.libp2p.peerId.toString();
   }
@@ -360,60 +213,7 @@ export class VolunteerNode {
 
   /** Ids of tasks this node currently holds (accepted and not finished). */
   heldTasks(): string[] {
-    return [...this.held.keys()];
-  }
-
-  /** A task whose order asks for its exchanges: they go to the order's storage node in batches. */
-  private archiveFor(task: Task): TaskArchive {
-    const send: SendBatch = async (batch, entries, raw) => {
-      // Looked up when the first batch goes: the runner starts a task before the receiver records it as held.
-      const h = this.held.get(task.id);
-      if (h === undefined) throw new Error('task no longer held');
-      await uploadArchiveBatch(this.libp2p, h.order.storage, { orderId: h.order.id, batch, ...(h.handover !== undefined ? { handover: h.handover } : {}), entries, raw });
-      this.o.onUploaded?.(raw.byteLength);
-    };
-    return new TaskArchive(task.id, send, this.o.log);
-  }
-
-  private upload(result: TaskResult): Promise<void> {
-    const p = this.doUpload(result);
-    this.uploads.add(p);
-    void p.catch(() => undefined).finally(() => this.uploads.delete(p));
-    return p;
-  }
-
-  private async doUpload(result: TaskResult): Promise<void> {
-    const back = this.givenBack.has(result.taskId);
-    if (this.migrated.has(result.taskId) && !back) return; // completed elsewhere
-    if (this.draining && result.status === 'cancelled' && !back) return; // aborted for migration
-    const h = this.held.get(result.taskId);
-    if (h === undefined) {
-      this.o.log.warn({ task: result.taskId }, 'result for a task this node does not hold; dropped');
-      return;
-    }
-    try {
-      await uploadResult(this.libp2p, h.order.storage, {
-        orderId: h.order.id,
-        host: h.order.host,
-        hostRttMs: result.stats?.rttMs ?? null,
-        crawlerCoord: toWireCoord(this.coords.published!),
-        ...(h.handover !== undefined ? { handover: h.handover } : {}),
-        result,
-      });
-      this.uploadsOk++;
-      // About what went up: the result as JSON (the wire adds framing and encryption, a few percent).
-      if (this.o.onUploaded) this.o.onUploaded(Buffer.byteLength(JSON.stringify(result)), result);
-    } catch (err) {
-      this.uploadsFailed++;
-      this.o.log.error({ task: result.taskId, err: String(err) }, 'upload failed');
-      throw err;
-    } finally {
-      if (result.final) {
-        this.held.delete(result.taskId);
-        this.pages += result.stats?.pagesFetched ?? 0;
-        this.bytes += result.stats?.bytes ?? 0;
-      }
-    }
+    return this.custody.ids();
   }
 
   status(): NodeStatus {
@@ -421,7 +221,7 @@ export class VolunteerNode {
     const now = performance.now();
     const dt = (now - this.bwMark.at) / 1000;
     if (dt >= 1) {
-      this.bwMark = { at: now, bytes: this.bytes, rate: (this.bytes - this.bwMark.bytes) / dt };
+      this.bwMark = { at: now, bytes: this.custody.bytes, rate: (this.custody.bytes - this.bwMark.bytes) / dt };
     }
     const c = this.vivaldi.coord;
     return {
@@ -437,11 +237,11 @@ export class VolunteerNode {
       accepted: this.receiver.accepted,
       forwarded: this.receiver.forwarded,
       rejected: this.receiver.rejected,
-      pages: this.pages,
-      bytes: this.bytes,
+      pages: this.custody.pages,
+      bytes: this.custody.bytes,
       bandwidth: this.bwMark.rate,
-      uploadsOk: this.uploadsOk,
-      uploadsFailed: this.uploadsFailed,
+      uploadsOk: this.custody.uploadsOk,
+      uploadsFailed: this.custody.uploadsFailed,
     };
   }
 
@@ -459,12 +259,12 @@ export class VolunteerNode {
     const work = (async () => {
       this.receiver.stopAccepting();
       await this.announcer.withdraw();
-      this.draining = true;
+      this.custody.startDraining();
       const tasks = await this.runner.drain();
       drained = tasks.map((t) => t.id);
-      await this.handOn(tasks, result);
+      await this.custody.handOn(tasks, result);
       // Let uploads of tasks that finished before the drain complete.
-      await Promise.race([Promise.allSettled([...this.uploads]), sleepUntil(deadline - 2_000)]);
+      await Promise.race([this.custody.uploadsSettled(), sleepUntil(deadline - 2_000)]);
       await Promise.all(this.peers.crawlers().map((p) => this.coords.bye(p.id)));
     })();
     await Promise.race([work.catch((err: unknown) => this.o.log.error({ err: String(err) }, 'shutdown step failed')), sleepUntil(deadline - 1_000)]);
@@ -472,59 +272,6 @@ export class VolunteerNode {
     const { migrated, lost } = result;
     for (const id of drained) if (!migrated.includes(id) && !lost.includes(id)) lost.push(id);
     return { migrated: [...migrated], lost: [...lost] };
-  }
-
-  /** Routes each task to another crawler near this one, with a hand-over
-   * signed by this node, exactly as on leave; a task no one takes is left to
-   * the manager, which re-issues it after its deadline. */
-  private async handOn(tasks: Task[], into?: { migrated: string[]; lost: string[] }): Promise<{ migrated: string[]; lost: string[] }> {
-    const { migrated, lost } = into ?? { migrated: [], lost: [] };
-    this.o.log.info({ tasks: tasks.length }, 'migrating tasks');
-    await Promise.all(
-      tasks.map(async (t) => {
-        const h = this.held.get(t.id);
-        if (h === undefined) {
-          lost.push(t.id);
-          return;
-        }
-        this.migrated.add(t.id);
-        // A crawler near this one may forward the order straight back: the
-        // receiver must then treat it as new (a paused node passes it on), not
-        // answer "accepted" for a task it no longer holds.
-        this.receiver.forget(h.order.id);
-        let r: RouteResult | undefined;
-        try {
-          // The new holder gets a hand-over signed by this node (appended to the
-          // chain that brought the task here), so the storage node accepts its upload.
-          const handover = async (to: string): Promise<Handover[]> => [
-            ...(h.handover ?? []).slice(-(MAX_HANDOVER_LINKS - 1)),
-            await signHandover(this.o.privateKey, this.peerId, h.order.id, to),
-          ];
-          r = await this.router.route(h.envelope, h.order, { exclude: new Set([this.peerId]), handover });
-        } catch (err) {
-          this.o.log.warn({ task: t.id, err: String(err) }, 'migration failed');
-        }
-        if (r?.status === 'accepted') {
-          migrated.push(t.id);
-          this.held.delete(t.id);
-          this.o.log.info({ task: t.id, to: r.by }, 'task migrated');
-        } else {
-          lost.push(t.id);
-          // Told to the manager at once (a task ended 'cancelled' is failed and
-          // reissued), instead of being left to its deadline.
-          this.givenBack.add(t.id);
-          const now = Date.now();
-          const ok = await this.upload({ ...emptyResult(t, 'cancelled', now, now), reason: `the volunteer stepped aside and no crawler nearby took the task (${r?.status ?? 'error'})` }).then(
-            () => true,
-            () => false,
-          );
-          this.givenBack.delete(t.id);
-          this.held.delete(t.id);
-          this.o.log.warn({ task: t.id, status: r?.status, toldManager: ok }, ok ? 'task could not be migrated; given back to the manager' : 'task could not be migrated; the manager will reissue it after its deadline');
-        }
-      }),
-    );
-    return { migrated, lost };
   }
 
   /** Whether the node is paused (takeTasks(false)). */
@@ -553,7 +300,7 @@ export class VolunteerNode {
     this.pausedTasks = true;
     const tasks = (await this.runner.pause?.()) ?? [];
     await this.announcer.withdraw();
-    const r = await this.handOn(tasks);
+    const r = await this.custody.handOn(tasks);
     this.o.log.info({ migrated: r.migrated.length, lost: r.lost.length }, 'paused: tasks handed on');
     return r;
   }

@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { OwnerBlockList } from '../crawler/safety.js';
 import type { ResultSink, Task, TaskResult } from '../crawler/task.js';
-import type { TaskRunner } from './node.js';
+import type { TaskRunner } from './node-types.js';
 
 /** Hosts remembered as refused (the oldest is forgotten beyond it). */
 const MAX_REFUSED_HOSTS = 10_000;

@@ -1,5 +1,5 @@
 // The one-line live status shown on a terminal.
-import type { NodeStatus } from './node.js';
+import type { NodeStatus } from './node-types.js';
 
 function bytes(n: number): string {
   if (n < 1e3) return `${n.toFixed(0)} B`;
