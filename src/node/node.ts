@@ -5,8 +5,16 @@
 // order and stopped in reverse; more can be plugged in
 // (`VolunteerNodeOptions.services`). This module assembles them and runs the
 // life cycle; the held tasks, their uploads and migration are task-custody.ts,
-// bootstrap addresses bootstrap.ts, the types node-types.ts (re-exported here).
+// bootstrap addresses bootstrap.ts, the types node-types.ts (re-exported here; the
+// options stay here: they name the node their services are given).
 import type { Multiaddr } from '@multiformats/multiaddr';
+import type { Logger } from 'pino';
+import type { AdaptiveProbeOptions, AppCoordOptions, Coordinate, VivaldiOptions } from '../coords/index.js';
+import type { ResultSink, TaskResult } from '../crawler/task.js';
+import type { Libp2pOptions } from '../dht/libp2p.js';
+import type { CellOptions } from '../dht/cells.js';
+import type { NeighbourOptions } from '../dht/neighbours.js';
+import type { RateLimitOptions } from '../dht/rate-limit.js';
 import { AppCoordinate, VivaldiNode } from '../coords/index.js';
 import { claimingVivaldi } from './test-plugin.js';
 import { createRng, deriveSeed } from '../rng.js';
@@ -26,11 +34,63 @@ import { UPLOAD_PROTOCOL } from '../dht/upload.js';
 import { ARCHIVE_PROTOCOL } from '../dht/archive-upload.js';
 import { HOLEPUNCH_PROTOCOL } from '../dht/holepunch/coordination.js';
 import { dialBootstrap, parseBootstrap } from './bootstrap.js';
-import type { NodeService, NodeStatus, TaskRunner, VolunteerNodeOptions } from './node-types.js';
+import type { NodeService, NodeStatus, TaskRunner } from './node-types.js';
 import { TaskCustody } from './task-custody.js';
 
 export { BootstrapError, parseBootstrap } from './bootstrap.js';
-export type { NodeService, NodeStatus, TaskRunner, VolunteerNodeOptions } from './node-types.js';
+export type { NodeService, NodeStatus, TaskRunner } from './node-types.js';
+
+/** Every libp2p option, and the volunteer's own; `privateKey` also signs task hand-overs. */
+export interface VolunteerNodeOptions extends Libp2pOptions {
+  /** The manager's peer id: only orders it signed are run. */
+  manager: string;
+  createRunner: (sink: ResultSink) => TaskRunner;
+  bootstrap?: string[];
+  seed?: number;
+  vivaldi?: Partial<VivaldiOptions>;
+  /** The filter of the published (application-level) coordinate (src/coords/app-coord.ts). */
+  appCoord?: Partial<AppCoordOptions>;
+  /** Test hook: delay before answering a coordinate probe from `remote`. */
+  probeDelay?: (remote: string) => number;
+  /** Test hook (test-plugin.ts): the coordinate this node claims to others, from its true one. */
+  claim?: (c: Coordinate) => Coordinate;
+  /** Shortest gap between probing rounds (while the coordinate is unsettled), ms. */
+  coordIntervalMs?: number;
+  /** Longest gap between probing rounds (once settled), ms. */
+  coordMaxIntervalMs?: number;
+  /** Probes per round while unsettled. */
+  coordFanout?: number;
+  /** The rest of the probing pace (src/coords/adaptive.ts). */
+  coordPace?: Partial<AdaptiveProbeOptions>;
+  /** Bounds of the neighbour set probed for Vivaldi (src/dht/neighbours.ts). */
+  neighbours?: Partial<NeighbourOptions>;
+  /** RTT samples per peer whose minimum feeds Vivaldi (default 4). */
+  coordMinWindow?: number;
+  announceCheckMs?: number;
+  /** Announce once the Vivaldi error estimate is below this (or samples agree
+   * with the coordinate), and `announceMinSamples` samples were taken. */
+  announceMaxError?: number;
+  /** Minimum gap between re-announcements when the cell changes, ms. */
+  announceMinGapMs?: number;
+  /** Vivaldi samples needed before the first announcement (default 10: the
+   * probing pace backs off once samples agree, so waiting for many more would
+   * delay a settled node by minutes). */
+  announceMinSamples?: number;
+  cells?: CellOptions;
+  maxHops?: number;
+  taskRateLimit?: RateLimitOptions;
+  routerCacheTtlMs?: number;
+  bootstrapTimeoutMs?: number;
+  /** Connections younger than this are never trimmed, ms (connection-trim.ts; default 30 s). */
+  connectionGraceMs?: number;
+  /** Gap between checks of the connection to the manager, ms (see ManagerLink). */
+  managerCheckMs?: number;
+  /** Told of every result part and archive batch uploaded, with its size as sent (the owner's ledger counts it). */
+  onUploaded?: (bytes: number, result?: TaskResult) => void;
+  /** More services, started after the node's own (and stopped before them). */
+  services?: (node: VolunteerNode) => NodeService[];
+  log: Logger;
+}
 
 export class VolunteerNode {
   readonly libp2p: VolcrawlLibp2p;
