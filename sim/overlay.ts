@@ -20,62 +20,54 @@
 // re-provide when it leaves, the same search (cell-search.ts itself), the same
 // cache (an answer is a snapshot of the records valid when it was fetched) —
 // and a count of what the live system pays for it: DHT lookups and provides,
-// each a Kademlia query of ⌈log₂ n⌉ rounds of α messages (a provide adds k
-// ADD_PROVIDER messages).
-import { announceFiner, dropFinest } from '../src/dht/announce.js';
+// each a Kademlia query of ⌈log₂ n⌉ rounds of α messages (a provide adds k//
+// The jobs live beside this file: overlay-cells.ts (the cells, blocks and
+// members, laid out once), provider-records.ts (the records, their re-provides
+// and lapses, adaptive announcing, the provide bill), overlay-options.ts (the
+// options and the Kademlia cost model). This file is the Router's side: the
+// cell cache, the search that reads it (levels, candidates, widening, the
+// whereIs diagnosis), hash routing's lookup, and the lookup bill.
 import { predictRttAt } from '../src/coords/index.js';
-import { blockIndices, cellIndex, levels, type CellOptions } from '../src/dht/cells.js';
 import { answerComplete, candidatesFrom, cellSampleSeed, coarserCellJoins, drawSample, LOCAL_PROVIDER_CAP, SampleScratch } from '../src/dht/cell-search.js';
 import { hash32, keepLeast } from './spatial.js';
-import { EventQueue } from './heap.js';
-import { CountQueue } from './count-queue.js';
 import type { FlatCoords } from './flat-coords.js';
-import { kadLookupMessages, MS_PER_MINUTE, overlayOptions, recordSchedule, type OverlayOptions } from './overlay-options.js';
+import { MS_PER_MINUTE, overlayOptions, type OverlayOptions } from './overlay-options.js';
+import { CellLayout, CHUNK } from './overlay-cells.js';
+import { ProviderRecords } from './provider-records.js';
 import { createRng, type Rng } from '../src/rng.js';
 
 export { DEFAULT_OVERLAY_OPTIONS, kadLookupMessages, overlayOptions, recordSchedule, type OverlayOptions } from './overlay-options.js';
-
-/** Members per chunk of a cell's answer (each with its own bounding box). */
-const CHUNK = 16;
-
-/** A crawler's Z-order (Morton) key on a 2^10 grid per axis over the cells' span (at most three axes). */
-function zKey(p: FlatCoords, c: number, cells: CellOptions): number {
-  const d = Math.min(p.dims, 3);
-  const n = 1024;
-  let key = 0;
-  const idx: number[] = [];
-  for (let a = 0; a < d; a++) idx.push(Math.min(n - 1, Math.max(0, Math.floor(((p.vec[c * p.dims + a]! + cells.span / 2) / cells.span) * n))));
-  for (let b = 9; b >= 0; b--) for (let a = 0; a < d; a++) key = key * 2 + ((idx[a]! >> b) & 1);
-  return key;
-}
 
 export class Overlay {
   readonly o: OverlayOptions;
   /** Levels in use, finest first (li = 0 is the finest; the search goes from L − 1 down). */
   readonly levels: number[];
+  /** The cells, blocks and members (overlay-cells.ts); the fields below up to cellKeys are its arrays. */
+  private readonly layout: CellLayout;
   private readonly L: number;
   /** Cells per search block (2^d). */
   private readonly B: number;
   private readonly C: number;
   private readonly dims: number;
-  /** Crawlers that ever sit in each cell: members[start[cell] .. start[cell + 1]),
-   * in Z order (membersById: the same, by crawler index). */
   private readonly start: Int32Array;
   private readonly members: Int32Array;
   private readonly membersById: Int32Array;
-  /** Cell of crawler c at level index li: crawlerCell[c·L + li]. */
   private readonly crawlerCell: Int32Array;
-  /** The search block of each host: blocks[(h·L + li)·B + j], −1 = none. */
   private readonly blocks: Int32Array;
+  private readonly cellLevel: Uint8Array;
+  private readonly chunkStart: Int32Array;
   /** Cell names (for tests and reports): `level/i0,i1,...`. */
   readonly cellKeys: string[];
-  /** Records valid now per cell (lapses applied as they fall due: `lapses`),
-   * and a count of the changes to them (a record added or lapsed). */
+  /** The provider records (provider-records.ts); the fields below up to depth are its arrays. */
+  private readonly records: ProviderRecords;
   private readonly validCount: Int32Array;
   private readonly changes: Int32Array;
+  private readonly online: Uint8Array;
+  private readonly recFrom: Float64Array;
+  private readonly recUntil: Float64Array;
+  private readonly depth: Uint8Array;
   /** changes[cell] when its packed answer was built (an unchanged cell's answer is not packed again). */
   private readonly builtChanges: Int32Array;
-  private readonly lapses = new EventQueue();
   /**
    * The Router's cached answer for each cell, fetched at fetchedAt: how many
    * providers and whether it was complete (or cut to the manager's own first
@@ -93,7 +85,6 @@ export class Overlay {
   private readonly winComplete: Uint8Array;
   private readonly winCut: Uint8Array;
   private readonly winBuilt: Uint8Array;
-  private readonly chunkStart: Int32Array;
   private readonly chunkLo: Float64Array;
   private readonly chunkHi: Float64Array;
   private readonly chunkMinHeight: Float64Array;
@@ -112,24 +103,9 @@ export class Overlay {
   /** Cells served from the cache past their TTL in this search: refreshed once it is done. */
   private readonly refresh: Int32Array;
   private refreshing = 0;
+  /** When each host's hash-routing lookup was last paid (the Router's cache of getClosestPeers). */
   private readonly hostLast: Float64Array;
-  private readonly online: Uint8Array;
-  private readonly joinedAt: Float64Array;
-  /** Crawler c's record at level index li (r = c·L + li) is found from
-   * recFrom[r] (its first provide, unless an earlier record still held) until
-   * recUntil[r] (Infinity while re-provided); recSince[r]: its first provide
-   * since re-providing began (re-provides follow every reprovideEvery). */
-  private readonly recFrom: Float64Array;
-  private readonly recUntil: Float64Array;
-  private readonly recSince: Float64Array;
-  /** Levels crawler c announces, coarsest first (adaptive announcing: 1 .. L). */
-  private readonly depth: Uint8Array;
-  /** Level index of each cell. */
-  private readonly cellLevel: Uint8Array;
-  /** Each online crawler's next density count (countAt[c]: its time, NaN when none). */
-  private readonly counts = new CountQueue();
-  private readonly countAt: Float64Array;
-  private readonly countEvery: number;
+  /** Stamps of the crawlers a search has written (seen[c] === stamp). */
   private readonly seen: Int32Array;
   private stamp = 0;
   private readonly hosts: FlatCoords;
@@ -137,22 +113,11 @@ export class Overlay {
   /** Providers per level looked up in the current search, coarsest first. */
   private readonly levelCounts: Int32Array;
   private kth = new Float64Array(64);
-  private readonly reprovideEvery: number;
-  private readonly visibleFor: number;
   private readonly ttlMinutes: number;
   private readonly maxStaleMinutes: number;
-  onlineCount = 0;
-  /** kadLookupMessages at lookupCostFor crawlers online (−1: not yet computed). */
-  private lookupCost = 0;
-  private lookupCostFor = -1;
-  // ---- what the live system would pay
+  // ---- what the live system would pay (provides and density counts: provider-records.ts)
   lookups = 0;
   lookupMessages = 0;
-  provides = 0;
-  provideMessages = 0;
-  /** Crawlers' counts of their cells (adaptive announcing: GET_PROVIDERS lookups, paid as one lookup each). */
-  densityCounts = 0;
-  densityMessages = 0;
   /** Cell answers served from the Router's cache (a refresh past the TTL is paid as a lookup too). */
   cacheHits = 0;
   /** Cell answers cut to LOCAL_PROVIDER_CAP by the manager's own store. */
@@ -169,68 +134,38 @@ export class Overlay {
   lastKth = Infinity;
   /** The last search (for repeatSearch); host −1 once a join or leave changed the overlay. */
   private readonly last = { host: -1, t: NaN, stale: 0, looked: 0, n: 0, salt: 0, from: 0 };
-  /** Σ over crawlers of time online, minutes (closed at leave and at close()). */
-  onlineMinutes = 0;
 
   constructor(hosts: FlatCoords, crawlers: FlatCoords, opts: Partial<OverlayOptions> = {}) {
     this.o = overlayOptions(opts);
-    const cellOpts = this.o.cells;
-    this.levels = levels(cellOpts);
-    const L = this.levels.length;
+    const layout = new CellLayout(hosts, crawlers, this.o.cells);
+    this.layout = layout;
+    this.levels = layout.levels;
+    const L = layout.L;
     this.L = L;
+    this.B = layout.B;
+    const C = layout.C;
+    this.C = C;
+    this.dims = layout.dims;
+    this.start = layout.start;
+    this.members = layout.members;
+    this.membersById = layout.membersById;
+    this.crawlerCell = layout.crawlerCell;
+    this.blocks = layout.blocks;
+    this.cellLevel = layout.cellLevel;
+    this.chunkStart = layout.chunkStart;
+    this.cellKeys = layout.cellKeys;
+    const records = new ProviderRecords(layout, this.o);
+    this.records = records;
+    this.validCount = records.validCount;
+    this.changes = records.changes;
+    this.online = records.online;
+    this.recFrom = records.recFrom;
+    this.recUntil = records.recUntil;
+    this.depth = records.depth;
     this.hosts = hosts;
     this.crawlers = crawlers;
-    this.dims = crawlers.dims;
     const H = hosts.height.length;
-    const C = crawlers.height.length;
-    this.C = C;
-    const B = 1 << Math.max(1, Math.min(crawlers.dims, cellOpts.maxDims));
-    this.B = B;
-    const vecOf = (p: FlatCoords, i: number) => ({ vec: p.vec.subarray(i * p.dims, (i + 1) * p.dims) });
-    const ids = new Map<string, number>();
-    this.cellKeys = [];
-    const idOf = (li: number, index: number[]): number => {
-      const key = `${this.levels[li]}/${index.join(',')}`;
-      let id = ids.get(key);
-      if (id === undefined) {
-        id = this.cellKeys.length;
-        ids.set(key, id);
-        this.cellKeys.push(key);
-      }
-      return id;
-    };
-    // Announced cells, one per level per crawler; search blocks per host and level.
-    this.crawlerCell = new Int32Array(C * L);
-    for (let c = 0; c < C; c++) {
-      const at = vecOf(crawlers, c);
-      for (let li = 0; li < L; li++) this.crawlerCell[c * L + li] = idOf(li, cellIndex(at, this.levels[li]!, cellOpts));
-    }
-    this.blocks = new Int32Array(H * L * B).fill(-1);
-    for (let h = 0; h < H; h++) {
-      const at = vecOf(hosts, h);
-      for (let li = 0; li < L; li++) {
-        const block = blockIndices(at, this.levels[li]!, cellOpts);
-        for (let j = 0; j < block.length; j++) this.blocks[(h * L + li) * B + j] = idOf(li, block[j]!);
-      }
-    }
     const nCells = this.cellKeys.length;
-    // Crawlers per cell (CSR), in Z order of their coordinates (a chunk of a cell's answer is then a compact patch).
-    const count = new Int32Array(nCells + 1);
-    for (let i = 0; i < this.crawlerCell.length; i++) count[this.crawlerCell[i]! + 1]!++;
-    for (let i = 0; i < nCells; i++) count[i + 1]! += count[i]!;
-    this.start = Int32Array.from(count);
-    this.members = new Int32Array(this.crawlerCell.length);
-    const fillAt = Int32Array.from(count);
-    for (let c = 0; c < C; c++) for (let li = 0; li < L; li++) this.members[fillAt[this.crawlerCell[c * L + li]!]!++] = c;
-    this.membersById = this.members.slice();
-    const z = new Float64Array(C);
-    for (let c = 0; c < C; c++) z[c] = zKey(crawlers, c, cellOpts);
-    for (let cell = 0; cell < nCells; cell++) {
-      const part = this.members.subarray(this.start[cell]!, this.start[cell + 1]!);
-      if (part.length > 1) part.set(Array.from(part).sort((x, y) => z[x]! - z[y]! || x - y));
-    }
-    this.chunkStart = new Int32Array(nCells + 1);
-    for (let cell = 0; cell < nCells; cell++) this.chunkStart[cell + 1] = this.chunkStart[cell]! + Math.ceil((this.start[cell + 1]! - this.start[cell]!) / CHUNK);
     const chunks = this.chunkStart[nCells]!;
     this.chunkLo = new Float64Array(chunks * this.dims);
     this.chunkHi = new Float64Array(chunks * this.dims);
@@ -247,32 +182,13 @@ export class Overlay {
     this.winComplete = new Uint8Array(nCells);
     this.winCut = new Uint8Array(nCells);
     this.winBuilt = new Uint8Array(nCells);
-    this.validCount = new Int32Array(nCells);
-    this.changes = new Int32Array(nCells);
     this.builtChanges = new Int32Array(nCells).fill(-1);
     this.fetchedAt = new Float64Array(nCells).fill(-Infinity);
     this.sampleRng = createRng(this.o.sampleSeed);
-    this.refresh = new Int32Array(L * B);
+    this.refresh = new Int32Array(L * this.B);
     this.hostLast = new Float64Array(H).fill(-Infinity);
-    this.online = new Uint8Array(C);
-    this.joinedAt = new Float64Array(C);
-    this.recFrom = new Float64Array(C * L).fill(Infinity);
-    this.recUntil = new Float64Array(C * L).fill(-Infinity);
-    this.recSince = new Float64Array(C * L);
-    this.depth = new Uint8Array(C);
-    this.countAt = new Float64Array(C).fill(NaN);
-    this.countEvery = this.o.densityCheckMs / MS_PER_MINUTE;
-    this.cellLevel = new Uint8Array(nCells);
-    for (let i = 0; i < this.crawlerCell.length; i++) this.cellLevel[this.crawlerCell[i]!] = i % L;
-    for (let h = 0; h < H; h++) for (let li = 0; li < L; li++) for (let j = 0; j < B; j++) {
-      const cell = this.blocks[(h * L + li) * B + j]!;
-      if (cell >= 0) this.cellLevel[cell] = li;
-    }
     this.seen = new Int32Array(C);
     this.levelCounts = new Int32Array(L);
-    const sched = recordSchedule(this.o.providerTtlMs);
-    this.reprovideEvery = sched.reprovideEvery;
-    this.visibleFor = sched.visibleAfterLastProvide;
     this.ttlMinutes = this.o.cacheTtlMs / MS_PER_MINUTE;
     this.maxStaleMinutes = this.o.maxStaleMs / MS_PER_MINUTE;
   }
@@ -294,181 +210,67 @@ export class Overlay {
 
   /** The search block of host h at level index li (finest = 0), as cell names. */
   blockOf(h: number, li: number): string[] {
-    const out: string[] = [];
-    for (let j = 0; j < this.B; j++) {
-      const id = this.blocks[(h * this.L + li) * this.B + j]!;
-      if (id >= 0) out.push(this.cellKeys[id]!);
-    }
-    return out;
+    return this.layout.blockOf(h, li);
   }
 
-  private provideCost(n: number): number {
-    return kadLookupMessages(n, this.o.kadAlpha) + this.o.kadK;
+  // ---- the provider records' side (provider-records.ts)
+  get onlineCount(): number {
+    return this.records.onlineCount;
+  }
+  get provides(): number {
+    return this.records.provides;
+  }
+  get provideMessages(): number {
+    return this.records.provideMessages;
+  }
+  /** Crawlers' counts of their cells (adaptive announcing: GET_PROVIDERS lookups, paid as one lookup each). */
+  get densityCounts(): number {
+    return this.records.densityCounts;
+  }
+  get densityMessages(): number {
+    return this.records.densityMessages;
+  }
+  /** Σ over crawlers of time online, minutes (closed at leave and at close()). */
+  get onlineMinutes(): number {
+    return this.records.onlineMinutes;
   }
 
   /** Levels crawler c announces now, coarsest first. */
   levelsAnnounced(c: number): number {
-    return this.depth[c]!;
+    return this.records.levelsAnnounced(c);
   }
 
   /** Until when crawler c's record at level index li (default: the coarsest, always announced) is found. */
   recordUntil(c: number, li = this.L - 1): number {
-    return this.recUntil[c * this.L + li]!;
-  }
-
-  /** Crawler c provides its cell at level index li at t (kad-dht re-provides it from then on). */
-  private provide(c: number, li: number, t: number): void {
-    const r = c * this.L + li;
-    // A holder still storing the last record keeps its place in the store.
-    if (!(this.recUntil[r]! > t)) {
-      this.recFrom[r] = t;
-      const cell = this.crawlerCell[r]!;
-      this.validCount[cell]!++;
-      this.changes[cell]!++;
-    }
-    this.recUntil[r] = Infinity;
-    this.recSince[r] = t;
-    this.provides++;
-    this.provideMessages += this.provideCost(this.onlineCount);
-  }
-
-  /** Re-provides of record r since recSince, up to t; returns the time of the last provide. */
-  private settle(r: number, t: number): number {
-    const since = this.recSince[r]!;
-    const periods = Math.floor((t - since) / this.reprovideEvery);
-    this.provides += periods;
-    this.provideMessages += periods * this.provideCost(this.onlineCount);
-    return since + periods * this.reprovideEvery;
-  }
-
-  /** Crawler c stops re-providing its record at level index li at t: it lapses one validity after the last provide. */
-  private unprovide(c: number, li: number, t: number): void {
-    const r = c * this.L + li;
-    this.recUntil[r] = this.settle(r, t) + this.visibleFor;
-    this.lapses.push(this.recUntil[r]!, r);
-  }
-
-  /** Crawler c joins at t and provides its cells: the coarsest (then finer ones as
-   * its density counts find them dense), or every level without adaptive announcing. */
-  join(c: number, t: number): void {
-    this.last.host = -1;
-    if (this.online[c]) return;
-    this.advance(t);
-    this.online[c] = 1;
-    this.onlineCount++;
-    this.joinedAt[c] = t;
-    const L = this.L;
-    this.depth[c] = this.o.adaptive ? 1 : L;
-    for (let li = L - this.depth[c]!; li < L; li++) this.provide(c, li, t);
-    if (this.o.adaptive) this.densityCount(c, t);
-  }
-
-  /** Crawler c leaves at t. Notified or not, its records stay until they
-   * lapse: withdrawing only stops re-providing. */
-  leave(c: number, t: number): void {
-    this.last.host = -1;
-    if (!this.online[c]) return;
-    this.advance(t);
-    const L = this.L;
-    for (let li = L - this.depth[c]!; li < L; li++) this.unprovide(c, li, t);
-    this.onlineMinutes += t - this.joinedAt[c]!;
-    this.online[c] = 0;
-    this.onlineCount--;
-    this.countAt[c] = NaN;
-  }
-
-  /**
-   * A crawler's count of its finest announced cell (announce.ts chooseDepth:
-   * a GET_PROVIDERS lookup, answered with the records valid now): dense, it
-   * provides one level finer at once; else it counts the cell above and drops
-   * its finest level when that has thinned. The next count follows countEvery later.
-   */
-  private densityCount(c: number, t: number): void {
-    this.applyLapses(t);
-    const L = this.L;
-    const d = this.depth[c]!;
-    const denseAt = this.o.search.denseAt;
-    const finest = L - d;
-    this.densityCounts++;
-    this.densityMessages += this.lookupMessagesNow();
-    if (announceFiner(this.validCount[this.crawlerCell[c * L + finest]!]!, d, L, denseAt)) {
-      this.depth[c] = d + 1;
-      this.provide(c, finest - 1, t);
-      this.last.host = -1;
-    } else if (d >= 2) {
-      this.densityCounts++;
-      this.densityMessages += this.lookupMessagesNow();
-      if (dropFinest(this.validCount[this.crawlerCell[c * L + finest + 1]!]!, d, denseAt)) {
-        this.depth[c] = d - 1;
-        this.unprovide(c, finest, t);
-        this.last.host = -1;
-      }
-    }
-    this.countAt[c] = t + this.countEvery;
-    this.counts.push(this.countAt[c]!, c);
-  }
-
-  /** Makes the density counts due by t, in time order. */
-  private advance(t: number): void {
-    const q = this.counts;
-    while (q.size > 0 && q.peekTime() <= t) {
-      const at = q.peekTime();
-      const c = q.pop();
-      // Still this crawler's next count (not one from an earlier stint).
-      if (this.online[c] && this.countAt[c] === at) this.densityCount(c, at);
-    }
-    this.applyLapses(t);
-  }
-
-  /** Drops from validCount the records that lapsed by t. */
-  private applyLapses(t: number): void {
-    const q = this.lapses;
-    while (q.peekTime() <= t) {
-      const at = q.peekTime();
-      const r = q.pop();
-      // Still the record that lapses then (not provided again since).
-      if (this.recUntil[r] !== at) continue;
-      const cell = this.crawlerCell[r]!;
-      this.validCount[cell]!--;
-      this.changes[cell]!++;
-    }
-  }
-
-  /** Closes the books at the end of the run (re-provides and online time of those still online). */
-  close(t: number): void {
-    const L = this.L;
-    for (let c = 0; c < this.C; c++) {
-      if (!this.online[c]) continue;
-      for (let li = L - this.depth[c]!; li < L; li++) {
-        const r = c * L + li;
-        this.settle(r, t);
-        this.recSince[r] = t;
-      }
-      this.onlineMinutes += t - this.joinedAt[c]!;
-      this.joinedAt[c] = t;
-    }
+    return this.records.recordUntil(c, li);
   }
 
   /** True while some lookup finds crawler c's records (its coarsest, always announced). */
   findable(c: number, t: number): boolean {
-    const r = c * this.L + this.L - 1;
-    return this.recFrom[r]! <= t && this.recUntil[r]! > t;
+    return this.records.findable(c, t);
   }
 
-  /** The messages of one lookup with the crawlers online now. */
-  private lookupMessagesNow(): number {
-    // It changes only with the online count (a join or a leave).
-    if (this.lookupCostFor !== this.onlineCount) {
-      this.lookupCostFor = this.onlineCount;
-      this.lookupCost = kadLookupMessages(this.onlineCount, this.o.kadAlpha);
-    }
-    return this.lookupCost;
+  /** Crawler c joins at t and provides its cells (provider-records.ts); the last search is forgotten. */
+  join(c: number, t: number): void {
+    this.last.host = -1;
+    this.records.join(c, t);
+  }
+
+  /** Crawler c leaves at t; its records stay until they lapse. The last search is forgotten. */
+  leave(c: number, t: number): void {
+    this.last.host = -1;
+    this.records.leave(c, t);
+  }
+
+  /** Closes the books at the end of the run (re-provides and online time of those still online). */
+  close(t: number): void {
+    this.records.close(t);
   }
 
   /** Pays one DHT lookup at t. */
   private pay(): void {
     this.lookups++;
-    this.lookupMessages += this.lookupMessagesNow();
+    this.lookupMessages += this.records.lookupMessagesNow();
   }
 
   /** The hash-routing lookup for host h (kad getClosestPeers on the host's key, cached as the Router does). */
@@ -500,13 +302,13 @@ export class Overlay {
 
   /** Whether the manager is among the k holders of `cell`'s records (chance k / n, fixed per cell and n). */
   private holdsOwn(cell: number): boolean {
-    return this.o.ownStore && hash32(cell, 0x6d616e) / 2 ** 32 < this.o.kadK / (this.onlineCount + 1);
+    return this.o.ownStore && hash32(cell, 0x6d616e) / 2 ** 32 < this.o.kadK / (this.records.onlineCount + 1);
   }
 
   /** A DHT lookup of `cell` at t: as many records as are valid then, cut to
    * LOCAL_PROVIDER_CAP when the manager's own store answers. */
   private fetch(cell: number, t: number): void {
-    this.applyLapses(t);
+    this.records.applyLapses(t);
     let got = this.validCount[cell]!;
     let whole = true;
     if (got >= LOCAL_PROVIDER_CAP && this.holdsOwn(cell)) {
@@ -660,7 +462,7 @@ export class Overlay {
    * is not read, and crawlers beyond it are not written out.
    */
   search(h: number, t: number, out: Int32Array, rtt: Float64Array, keep?: { spill: number; k: number }): number {
-    this.advance(t);
+    this.records.advance(t);
     // A fresh sample for every route (cell-search.ts providerSample), as the live Router draws.
     const salt = Math.floor(this.sampleRng.next() * 2 ** 32) >>> 0;
     const looked = this.lookLevels(h, t);
