@@ -20,18 +20,22 @@
 // re-provide when it leaves, the same search (cell-search.ts itself), the same
 // cache (an answer is a snapshot of the records valid when it was fetched) —
 // and a count of what the live system pays for it: DHT lookups and provides,
-// each a Kademlia query of ⌈log₂ n⌉ rounds of α messages (a provide adds k//
+// each a Kademlia query of ⌈log₂ n⌉ rounds of α messages (a provide adds k
+// ADD_PROVIDER messages).
+//
 // The jobs live beside this file: overlay-cells.ts (the cells, blocks and
 // members, laid out once), provider-records.ts (the records, their re-provides
-// and lapses, adaptive announcing, the provide bill), overlay-options.ts (the
-// options and the Kademlia cost model). This file is the Router's side: the
-// cell cache, the search that reads it (levels, candidates, widening, the
-// whereIs diagnosis), hash routing's lookup, and the lookup bill.
+// and lapses, adaptive announcing, the provide bill), cell-cache.ts (the
+// Router's cell and hash-lookup caches, the packed answers, the lookup bill),
+// overlay-options.ts (the options and the Kademlia cost model). This file is
+// the search that reads the cache (levels, candidates, widening, repeats, the
+// whereIs diagnosis) and the one import path, with the run's counters.
 import { predictRttAt } from '../src/coords/index.js';
-import { answerComplete, candidatesFrom, cellSampleSeed, coarserCellJoins, drawSample, LOCAL_PROVIDER_CAP, SampleScratch } from '../src/dht/cell-search.js';
-import { hash32, keepLeast } from './spatial.js';
+import { candidatesFrom, cellSampleSeed, coarserCellJoins, drawSample, LOCAL_PROVIDER_CAP, SampleScratch } from '../src/dht/cell-search.js';
+import { keepLeast } from './spatial.js';
 import type { FlatCoords } from './flat-coords.js';
-import { MS_PER_MINUTE, overlayOptions, type OverlayOptions } from './overlay-options.js';
+import { overlayOptions, type OverlayOptions } from './overlay-options.js';
+import { CellCache } from './cell-cache.js';
 import { CellLayout, CHUNK } from './overlay-cells.js';
 import { ProviderRecords } from './provider-records.js';
 import { createRng, type Rng } from '../src/rng.js';
@@ -66,17 +70,8 @@ export class Overlay {
   private readonly recFrom: Float64Array;
   private readonly recUntil: Float64Array;
   private readonly depth: Uint8Array;
-  /** changes[cell] when its packed answer was built (an unchanged cell's answer is not packed again). */
-  private readonly builtChanges: Int32Array;
-  /**
-   * The Router's cached answer for each cell, fetched at fetchedAt: how many
-   * providers and whether it was complete (or cut to the manager's own first
-   * LOCAL_PROVIDER_CAP: winCut). Its members are packed from start[cell] on
-   * (crawler ids, coordinates, heights; winLen of them) only when a search
-   * reads them (winBuilt), in the cell's spatial order. An answer read whole
-   * (no more than perCell) gets a bounding box and least height per chunk of
-   * CHUNK, so a search skips chunks beyond its cut; a sampled one gets winOrder.
-   */
+  /** The Router's cell cache and lookup bill (cell-cache.ts); the fields below up to winOrder are its arrays. */
+  private readonly cache: CellCache;
   private readonly winIds: Int32Array;
   private readonly winVec: Float64Array;
   private readonly winHeight: Float64Array;
@@ -84,27 +79,11 @@ export class Overlay {
   private readonly winLen: Int32Array;
   private readonly winComplete: Uint8Array;
   private readonly winCut: Uint8Array;
-  private readonly winBuilt: Uint8Array;
-  private readonly chunkLo: Float64Array;
-  private readonly chunkHi: Float64Array;
-  private readonly chunkMinHeight: Float64Array;
   private readonly fetchedAt: Float64Array;
+  private readonly winOrder: Int32Array;
   /** Draws each search's sample salt (cell-search.ts providerSample: a fresh draw per route). */
   private readonly sampleRng: Rng;
-  /** A sampled answer in the answer's order (by crawler index, as a record
-   * holder lists providers stored in join order): winOrder[start[cell] + p] is
-   * the slot of its p-th provider. A sample draws positions in this order. */
-  private readonly winOrder: Int32Array;
-  /** Scratch of build: each kept crawler's slot (slotOf[c], valid while slotMark[c] === buildStamp). */
-  private readonly slotOf: Int32Array;
-  private readonly slotMark: Int32Array;
-  private buildStamp = 0;
   private readonly sampleScratch = new SampleScratch();
-  /** Cells served from the cache past their TTL in this search: refreshed once it is done. */
-  private readonly refresh: Int32Array;
-  private refreshing = 0;
-  /** When each host's hash-routing lookup was last paid (the Router's cache of getClosestPeers). */
-  private readonly hostLast: Float64Array;
   /** Stamps of the crawlers a search has written (seen[c] === stamp). */
   private readonly seen: Int32Array;
   private stamp = 0;
@@ -113,15 +92,7 @@ export class Overlay {
   /** Providers per level looked up in the current search, coarsest first. */
   private readonly levelCounts: Int32Array;
   private kth = new Float64Array(64);
-  private readonly ttlMinutes: number;
-  private readonly maxStaleMinutes: number;
-  // ---- what the live system would pay (provides and density counts: provider-records.ts)
-  lookups = 0;
-  lookupMessages = 0;
-  /** Cell answers served from the Router's cache (a refresh past the TTL is paid as a lookup too). */
-  cacheHits = 0;
-  /** Cell answers cut to LOCAL_PROVIDER_CAP by the manager's own store. */
-  cutAnswers = 0;
+  // ---- what the live system would pay (lookups: cell-cache.ts; provides and density counts: provider-records.ts)
   /** Records found of crawlers that had already left (the Router asks them for their info; they do not answer). */
   staleRecords = 0;
   /** Levels the searches looked up, and provider records they offered as candidates (stale ones too). */
@@ -164,33 +135,20 @@ export class Overlay {
     this.depth = records.depth;
     this.hosts = hosts;
     this.crawlers = crawlers;
-    const H = hosts.height.length;
-    const nCells = this.cellKeys.length;
-    const chunks = this.chunkStart[nCells]!;
-    this.chunkLo = new Float64Array(chunks * this.dims);
-    this.chunkHi = new Float64Array(chunks * this.dims);
-    this.chunkMinHeight = new Float64Array(chunks);
-    const slots = this.members.length;
-    this.winIds = new Int32Array(slots);
-    this.winOrder = new Int32Array(slots);
-    this.slotOf = new Int32Array(C);
-    this.slotMark = new Int32Array(C);
-    this.winVec = new Float64Array(slots * this.dims);
-    this.winHeight = new Float64Array(slots);
-    this.winCount = new Int32Array(nCells);
-    this.winLen = new Int32Array(nCells);
-    this.winComplete = new Uint8Array(nCells);
-    this.winCut = new Uint8Array(nCells);
-    this.winBuilt = new Uint8Array(nCells);
-    this.builtChanges = new Int32Array(nCells).fill(-1);
-    this.fetchedAt = new Float64Array(nCells).fill(-Infinity);
+    const cache = new CellCache(layout, records, hosts, crawlers, this.o);
+    this.cache = cache;
+    this.winIds = cache.winIds;
+    this.winVec = cache.winVec;
+    this.winHeight = cache.winHeight;
+    this.winCount = cache.winCount;
+    this.winLen = cache.winLen;
+    this.winComplete = cache.winComplete;
+    this.winCut = cache.winCut;
+    this.fetchedAt = cache.fetchedAt;
+    this.winOrder = cache.winOrder;
     this.sampleRng = createRng(this.o.sampleSeed);
-    this.refresh = new Int32Array(L * this.B);
-    this.hostLast = new Float64Array(H).fill(-Infinity);
     this.seen = new Int32Array(C);
     this.levelCounts = new Int32Array(L);
-    this.ttlMinutes = this.o.cacheTtlMs / MS_PER_MINUTE;
-    this.maxStaleMinutes = this.o.maxStaleMs / MS_PER_MINUTE;
   }
 
   /** Cells a crawler may announce (one per level; adaptive announcing provides the finer ones only in dense cells). */
@@ -262,162 +220,30 @@ export class Overlay {
     this.records.leave(c, t);
   }
 
-  /** Closes the books at the end of the run (re-provides and online time of those still online). */
-  close(t: number): void {
-    this.records.close(t);
+  // ---- the cache's side (cell-cache.ts)
+  get lookups(): number {
+    return this.cache.lookups;
   }
-
-  /** Pays one DHT lookup at t. */
-  private pay(): void {
-    this.lookups++;
-    this.lookupMessages += this.records.lookupMessagesNow();
+  get lookupMessages(): number {
+    return this.cache.lookupMessages;
+  }
+  /** Cell answers served from the Router's cache (a refresh past the TTL is paid as a lookup too). */
+  get cacheHits(): number {
+    return this.cache.cacheHits;
+  }
+  /** Cell answers cut to LOCAL_PROVIDER_CAP by the manager's own store. */
+  get cutAnswers(): number {
+    return this.cache.cutAnswers;
   }
 
   /** The hash-routing lookup for host h (kad getClosestPeers on the host's key, cached as the Router does). */
   hashLookup(h: number, t: number): void {
-    if (t - this.hostLast[h]! < this.o.hashCacheTtlMs / MS_PER_MINUTE) {
-      this.cacheHits++;
-      return;
-    }
-    this.hostLast[h] = t;
-    this.pay();
+    this.cache.hashLookup(h, t);
   }
 
-  /** The answer for `cell` at t, as CellLookup.providers gives it: the cached
-   * one while younger than max-stale (a refresh is paid once past the TTL,
-   * and lands after this search), else a fresh one. */
-  private serve(cell: number, t: number): void {
-    const age = t - this.fetchedAt[cell]!;
-    if (age < this.maxStaleMinutes) {
-      this.cacheHits++;
-      if (age >= this.ttlMinutes) {
-        this.pay();
-        this.refresh[this.refreshing++] = cell;
-      }
-      return;
-    }
-    this.pay();
-    this.fetch(cell, t);
-  }
-
-  /** Whether the manager is among the k holders of `cell`'s records (chance k / n, fixed per cell and n). */
-  private holdsOwn(cell: number): boolean {
-    return this.o.ownStore && hash32(cell, 0x6d616e) / 2 ** 32 < this.o.kadK / (this.records.onlineCount + 1);
-  }
-
-  /** A DHT lookup of `cell` at t: as many records as are valid then, cut to
-   * LOCAL_PROVIDER_CAP when the manager's own store answers. */
-  private fetch(cell: number, t: number): void {
-    this.records.applyLapses(t);
-    let got = this.validCount[cell]!;
-    let whole = true;
-    if (got >= LOCAL_PROVIDER_CAP && this.holdsOwn(cell)) {
-      got = LOCAL_PROVIDER_CAP;
-      whole = false;
-      this.cutAnswers++;
-    }
-    this.winCount[cell] = got;
-    // The same records as the answer packed last (nothing added or lapsed, the same cut): it stands.
-    if (this.winCut[cell] !== (whole ? 0 : 1) || this.builtChanges[cell] !== this.changes[cell]) this.winBuilt[cell] = 0;
-    this.winCut[cell] = whole ? 0 : 1;
-    this.winComplete[cell] = answerComplete(got, whole, this.o.search) ? 1 : 0;
-    this.fetchedAt[cell] = t;
-  }
-
-  /** Packs the members of `cell`'s cached answer (the records valid when it
-   * was fetched; the earliest stored LOCAL_PROVIDER_CAP when cut) for a search to read. */
-  private build(cell: number): void {
-    if (this.winBuilt[cell]) return;
-    const at = this.fetchedAt[cell]!;
-    const d = this.dims;
-    const a0 = this.start[cell]!;
-    const end = this.start[cell + 1]!;
-    const li = this.cellLevel[cell]!;
-    const L = this.L;
-    let got = 0;
-    for (let i = a0; i < end; i++) {
-      const c = this.members[i]!;
-      const r = c * L + li;
-      if (!(this.recFrom[r]! <= at && this.recUntil[r]! > at)) continue;
-      this.winIds[a0 + got++] = c;
-    }
-    if (this.winCut[cell] && got > LOCAL_PROVIDER_CAP) {
-      // The in-memory datastore iterates in insertion order: the earliest records stored (then back in Z order).
-      const first = Array.from(this.winIds.subarray(a0, a0 + got))
-        .sort((x, y) => this.recFrom[x * L + li]! - this.recFrom[y * L + li]! || x - y)
-        .slice(0, LOCAL_PROVIDER_CAP);
-      const keep = new Set(first);
-      let k = 0;
-      for (let w = a0; w < a0 + got; w++) if (keep.has(this.winIds[w]!)) this.winIds[a0 + k++] = this.winIds[w]!;
-      got = k;
-    }
-    for (let w = a0; w < a0 + got; w++) {
-      const c = this.winIds[w]!;
-      for (let a = 0; a < d; a++) this.winVec[w * d + a] = this.crawlers.vec[c * d + a]!;
-      this.winHeight[w] = this.crawlers.height[c]!;
-    }
-    // A sampled answer is read at drawn positions (winOrder); a whole one chunk by chunk.
-    if (got > this.o.search.perCell) this.orderById(cell, got);
-    else this.chunkBoxes(cell, got);
-    this.winLen[cell] = got;
-    this.winBuilt[cell] = 1;
-    this.builtChanges[cell] = this.changes[cell]!;
-  }
-
-  /** winOrder of `cell`'s packed answer (its `got` members): their slots by crawler index. */
-  private orderById(cell: number, got: number): void {
-    const a0 = this.start[cell]!;
-    const end = this.start[cell + 1]!;
-    const stamp = ++this.buildStamp;
-    for (let w = a0; w < a0 + got; w++) {
-      const c = this.winIds[w]!;
-      this.slotOf[c] = w;
-      this.slotMark[c] = stamp;
-    }
-    let p = a0;
-    for (let i = a0; i < end; i++) {
-      const c = this.membersById[i]!;
-      if (this.slotMark[c] === stamp) this.winOrder[p++] = this.slotOf[c]!;
-    }
-  }
-
-  /** A bounding box and least height per chunk of `cell`'s packed answer (its `got` members). */
-  private chunkBoxes(cell: number, got: number): void {
-    const d = this.dims;
-    const a0 = this.start[cell]!;
-    const q0 = this.chunkStart[cell]!;
-    for (let q = 0; q * CHUNK < got; q++) {
-      const w0 = a0 + q * CHUNK;
-      const w1 = Math.min(a0 + got, w0 + CHUNK);
-      let minH = Infinity;
-      for (let w = w0; w < w1; w++) if (this.winHeight[w]! < minH) minH = this.winHeight[w]!;
-      this.chunkMinHeight[q0 + q] = minH;
-      for (let a = 0; a < d; a++) {
-        let lo = Infinity;
-        let hi = -Infinity;
-        for (let w = w0; w < w1; w++) {
-          const x = this.winVec[w * d + a]!;
-          if (x < lo) lo = x;
-          if (x > hi) hi = x;
-        }
-        this.chunkLo[(q0 + q) * d + a] = lo;
-        this.chunkHi[(q0 + q) * d + a] = hi;
-      }
-    }
-  }
-
-  /** A lower bound on the predicted RTT from host h to any member of chunk q. */
-  private chunkBound(q: number, h: number): number {
-    const d = this.dims;
-    let s = 0;
-    for (let a = 0; a < d; a++) {
-      const x = this.hosts.vec[h * d + a]!;
-      const lo = this.chunkLo[q * d + a]!;
-      const hi = this.chunkHi[q * d + a]!;
-      const e = x < lo ? lo - x : x > hi ? x - hi : 0;
-      s += e * e;
-    }
-    return Math.sqrt(s) + this.hosts.height[h]! + this.chunkMinHeight[q]!;
+  /** Closes the books at the end of the run (re-provides and online time of those still online). */
+  close(t: number): void {
+    this.records.close(t);
   }
 
   /** Looks up the levels of host h's search at t as cell-search.ts orders
@@ -435,7 +261,7 @@ export class Overlay {
       for (let j = 0; j < B; j++) {
         const cell = this.blocks[base + li * B + j]!;
         if (cell < 0) continue;
-        this.serve(cell, t);
+        this.cache.serve(cell, t);
         count += Math.min(this.winCount[cell]!, this.o.search.perCell);
         if (!this.winComplete[cell]) complete = false;
       }
@@ -443,12 +269,6 @@ export class Overlay {
       if (complete) break;
     }
     return k;
-  }
-
-  /** Lands the background refreshes this search started. */
-  private landRefreshes(t: number): void {
-    for (let i = 0; i < this.refreshing; i++) this.fetch(this.refresh[i]!, t);
-    this.refreshing = 0;
   }
 
   /**
@@ -468,7 +288,7 @@ export class Overlay {
     const looked = this.lookLevels(h, t);
     const from = candidatesFrom(this.levelCounts, this.o.search, looked);
     const n = this.gather(h, looked, from, salt, out, rtt, keep);
-    this.landRefreshes(t);
+    this.cache.landRefreshes(t);
     this.levelsLooked += looked;
     this.offered += this.lastFound;
     const last = this.last;
@@ -545,7 +365,7 @@ export class Overlay {
           if (!coarserCellJoins(this.winComplete[cell] === 1, this.o.search)) continue;
           joined += Math.min(this.winCount[cell]!, this.o.search.perCell);
         }
-        this.build(cell);
+        this.cache.build(cell);
         const a0 = this.start[cell]!;
         const len = this.winLen[cell]!;
         const q0 = this.chunkStart[cell]!;
@@ -560,7 +380,7 @@ export class Overlay {
           if (sampled) w = order[a0 + picked[i]!]!;
           else {
             w = a0 + i;
-            if ((i & (CHUNK - 1)) === 0 && cut < Infinity && this.chunkBound(q0 + i / CHUNK, h) > cut) {
+            if ((i & (CHUNK - 1)) === 0 && cut < Infinity && this.cache.chunkBound(q0 + i / CHUNK, h) > cut) {
               i += CHUNK - 1;
               continue;
             }
@@ -682,10 +502,10 @@ export class Overlay {
     for (let k = 0; k < last.looked; k++) {
       for (let j = 0; j < B; j++) {
         const cell = this.blocks[(h * L + L - 1 - k) * B + j]!;
-        if (cell >= 0) this.serve(cell, t);
+        if (cell >= 0) this.cache.serve(cell, t);
       }
     }
-    this.landRefreshes(t);
+    this.cache.landRefreshes(t);
     return last.n;
   }
 }
