@@ -15,7 +15,8 @@
 // crawler's (origin-index.ts: the online crawlers by origin, bounded per
 // origin, with the full scan's answer), beside the oracle (the online
 // crawler with the least predicted RTT: perfect routing on the coordinates)
-// and hash routing's first choice.//
+// and hash routing's first choice.
+//
 // The jobs live beside this file: candidate-filter.ts (which candidates get
 // their loads read), forwarding.ts (a full crawler's forward over the peers it
 // knows), route-samples.ts (the stretch samples and the miss diagnosis),
