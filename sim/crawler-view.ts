@@ -1,6 +1,6 @@
-// What routing needs of the crawlers' state. The engine owns that state;
-// the router, its candidate filter and the stretch samples read it through
-// this view, so none of them depends on the engine.
+// The engine owns the crawlers' state; the router, its candidate filter, the
+// forwarding scan and the stretch samples read it through this view, so none
+// of them depends on the engine.
 
 /** What routing needs of the crawlers' state (the engine owns it). */
 export interface CrawlerView {

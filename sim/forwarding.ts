@@ -17,7 +17,7 @@ import { keepLeast, knownPeers } from './spatial.js';
 const BOUND_SLACK = 1e-6;
 
 /** The distance between the vector parts (no heights) of point i of p and point j of q. */
-export function vectorDistance(p: FlatCoords, i: number, q: FlatCoords, j: number): number {
+function vectorDistance(p: FlatCoords, i: number, q: FlatCoords, j: number): number {
   const d = p.dims;
   let s = 0;
   for (let x = 0; x < d; x++) {

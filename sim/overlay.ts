@@ -31,7 +31,7 @@
 // the search that reads the cache (levels, candidates, widening, repeats, the
 // whereIs diagnosis) and the one import path, with the run's counters.
 import { predictRttAt } from '../src/coords/index.js';
-import { candidatesFrom, cellSampleSeed, coarserCellJoins, drawSample, LOCAL_PROVIDER_CAP, SampleScratch } from '../src/dht/cell-search.js';
+import { candidatesFrom, cellSampleSeed, coarserCellJoins, drawSample, SampleScratch } from '../src/dht/cell-search.js';
 import { keepLeast } from './spatial.js';
 import type { FlatCoords } from './flat-coords.js';
 import { overlayOptions, type OverlayOptions } from './overlay-options.js';
