@@ -187,7 +187,8 @@ async function firstLine(lines: AsyncIterator<string>): Promise<string> {
   return r.value;
 }
 
-const perPageUs = (seconds: number | null, pages: number): number | null => (seconds === null || pages === 0 ? null : Math.round((seconds * 1e6) / pages));
+// To 0.1 µs: at ≈ 42 µs a recrawled page, whole µs cannot show a 2 % change (one step is 2.4 %).
+const perPageUs = (seconds: number | null, pages: number): number | null => (seconds === null || pages === 0 ? null : Math.round((seconds * 1e7) / pages) / 10);
 
 async function main(): Promise<void> {
   const here = fileURLToPath(import.meta.url);
