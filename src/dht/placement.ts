@@ -363,6 +363,13 @@ export function needsWider<K>(host: Coordinate, cands: readonly Candidate<K>[], 
   return wantsWider(set, out, rankInto(set, opts, out, 1), opts);
 }
 
+/** needsWider on a ranking already made (rankCandidates' order, best first):
+ * the first candidate reported no free slot. The router ranks once. */
+export function rankingNeedsWider<K>(ranked: readonly Candidate<K>[], opts: PlacementOptions): boolean {
+  const first = ranked[0];
+  return opts.widen && first !== undefined && first.load !== undefined && !(first.load.free > 0);
+}
+
 /** Which crawlers get a task for a host at `host`: the first `maxAttempts` in policy order. */
 export function place<K>(host: Coordinate, cands: readonly Candidate<K>[], opts: PlacementOptions): Placement<K> {
   if (cands.length === 0) return { kind: 'no-crawler' };

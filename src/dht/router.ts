@@ -27,7 +27,7 @@ import { CellLookup } from './cell-lookup.js';
 import { candidatesFrom, cellSearchOptions, coarserCellJoins, HASH_CACHE_TTL_MS, levelStops, cellSampleSeed, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
-import { needsWider, placementOptions, rankCandidates, type PlacementOptions } from './placement.js';
+import { placementOptions, rankCandidates, rankingNeedsWider, type PlacementOptions } from './placement.js';
 import type { Handover, SignedEnvelope, TaskOrder } from './signing.js';
 import { sendTask, type TaskReply } from './task-protocol.js';
 import { deadlineSignal } from './wire.js';
@@ -368,9 +368,10 @@ export class Router {
       }
       let confirmed = await this.confirm(live, c);
       confirmQueries = confirmed.queries;
-      // No crawler with room within the spill bound: the next coarser level,
-      // whose answers the search already holds (placement.ts widen).
-      if (found.states.length > 0 && needsWider(c, confirmed.ranked, this.policy)) {
+      // No crawler with room within the spill bound (the ranking's first has
+      // none): the next coarser level, whose answers the search already holds
+      // (placement.ts widen).
+      if (found.states.length > 0 && rankingNeedsWider(confirmed.ranked, this.policy)) {
         const wider = await this.lookup(c, exclude, { salt: found.salt, widen: true });
         cellsFetched += wider.fetched;
         if (wider.states.length > live.length) {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { announceCells, blockAround, cellIndex, DEFAULT_CELLS, type Cell } from '../../src/dht/cells.js';
 import { answerComplete, cellSearchOptions, type CellSearchOptions } from '../../src/dht/cell-search.js';
 import { PeerTable } from '../../src/dht/peers.js';
-import { CandidateSet, needsWider, placementOptions, rankCandidates, rankInto, wantsWider, type Candidate } from '../../src/dht/placement.js';
+import { CandidateSet, needsWider, placementOptions, rankCandidates, rankingNeedsWider, rankInto, wantsWider, type Candidate } from '../../src/dht/placement.js';
 import { Router } from '../../src/dht/router.js';
 import { createRng } from '../../src/rng.js';
 import { Overlay } from '../../sim/overlay.js';
@@ -66,6 +66,28 @@ describe('placement policy: widening the search for room', () => {
     set.add(2, 60, 1, 0, 5);
     expect(wantsWider(set, order, rankInto(set, on, order, 4), on)).toBe(false);
     expect(() => placementOptions({ widen: 'yes' as never })).toThrow(/widen/);
+  });
+
+  it('the Router asks on its one ranking (rankingNeedsWider) what needsWider asks on the candidates', () => {
+    const rng = createRng(7);
+    const opts = [placementOptions({ widen: true }), placementOptions({ widen: true, spill: 1.5 }), placementOptions()];
+    let wider = 0;
+    for (let round = 0; round < 300; round++) {
+      const n = Math.floor(rng.next() * 8);
+      const cands: Candidate<number>[] = Array.from({ length: n }, (_, i) => {
+        const u = rng.next();
+        const load = u < 0.6 ? full : u < 0.9 ? { running: 2, queued: u < 0.75 ? 1 : 0, free: u < 0.75 ? 3 : 4 } : undefined;
+        return { id: i, coord: coord([2 + rng.next() * 60, rng.next() * 30]), ...(load !== undefined ? { load } : {}) };
+      });
+      for (const o of opts) {
+        const byId = new Map(cands.map((c) => [c.id, c]));
+        const ranked = rankCandidates(coord(HOST), cands, o).map((id) => byId.get(id)!);
+        const want = needsWider(coord(HOST), cands, o);
+        expect(rankingNeedsWider(ranked, o)).toBe(want);
+        if (want) wider++;
+      }
+    }
+    expect(wider).toBeGreaterThan(20);
   });
 
   it('the live Router: the widened lookup, with the same salt and no new cell fetched, finds the room crawler, which then ranks first', async () => {
