@@ -110,7 +110,7 @@ program
   .option('--encourage <delta>', 'encourage rate δ in (0, 1] (default 0.6)', numArg('encourage', 0.000001))
   .option('--provider-ttl <s>', 'provider record lifetime of the modelled DHT in seconds (default: the live TTL, 600)', intArg('provider-ttl', 4, 7 * 86_400))
   .option('--known-peers <near,random>', "the crawlers each crawler knows and forwards to: its nearest and some at random (default 64,64; a live node probes 8,8)", peerCounts)
-  .option('--placement <k=v,...>', 'placement policy options (src/dht/placement.ts), e.g. spill=4,widen=true,lastHopBound=4,outward=true,queueSpill=2 (default: the live policy)', placementArg)
+  .option('--placement <k=v,...>', 'placement policy options (src/dht/placement.ts), e.g. spill=4,widen=true,lastHopBound=4,outward=true,queueSpill=2,fullWalkEnds=true (default: the live policy)', placementArg)
   .option('--faithful', "follow the paper's words where they speak (the default): --full-system hold --rtt-rule paper --icr-encourage group")
   .option('--no-faithful', 'the earlier readings (the tables before faithful became the default): --full-system reject --rtt-rule physical --icr-encourage system')
   .addOption(new Option('--full-system <rule>', 'a task no crawler has room for: reject it, or hold it at a crawler beyond its queue (the paper)').choices(['reject', 'hold']))

@@ -215,6 +215,10 @@ export function routingSummary(s: StrategyResult): Record<string, unknown> {
     dhtMessagesPerTask: x.dhtMessagesPerTask,
     forwardHopsMean: x.forwardHopsMean,
     noCrawler: x.noCrawler,
+    // Task messages (the Router's sends and every forward), beside the DHT's.
+    attemptsPerTask: x.attemptsPerTask,
+    taskMessagesPerTask: x.sendsPerTask,
+    ...(x.endedByWalkPerTask !== undefined ? { endedByWalkPerTask: x.endedByWalkPerTask } : {}),
     ...(x.widenedPerTask !== undefined ? { widenedPerTask: x.widenedPerTask, widenedToRoomPerTask: x.widenedToRoomPerTask } : {}),
     ...(x.diagnosis !== undefined ? { diagnosis: x.diagnosis } : {}),
   };

@@ -55,6 +55,9 @@ export interface RoutingStats {
    * (no room within the spill bound), and those that found room there, per routed task. */
   widenedPerTask?: number;
   widenedToRoomPerTask?: number;
+  /** With placement fullWalkEnds on: routes whose attempts stopped at a full
+   * walk with candidates left untried, per routed task. */
+  endedByWalkPerTask?: number;
   /** Why sampled routes missed the oracle's crawler (coordinate routing only). */
   diagnosis?: RoutingDiagnosis;
   /** Yardsticks beside the load imbalance (sim/imbalance.ts), when stats() is given the pages per crawler. */

@@ -23,7 +23,7 @@
 // routing-stats.ts (the result block's types). This file is the route itself
 // (search, rank, attempts, the forwarding walk, the counters) and the one
 // import path for the engine and the tests.
-import { CandidateSet, mayForward, placementOptions, rankInto, wantsWider, type PlacementOptions } from '../src/dht/placement.js';
+import { CandidateSet, mayForward, mayTryNext, placementOptions, rankInto, wantsWider, type PlacementOptions } from '../src/dht/placement.js';
 import { Overlay, type OverlayOptions } from './overlay.js';
 import { HashRing } from './spatial.js';
 import type { FlatCoords } from './flat-coords.js';
@@ -64,6 +64,10 @@ export class SimRouter {
   private readonly forwarding: Forwarding;
   private readonly refusedBy: Int32Array;
   private walk = 0;
+  /** Whether the last attempt's crawler forwarded the task (its 'full' answer came from a walk). */
+  private walked = false;
+  /** Routes whose attempts ended at a full walk with candidates left (placement fullWalkEnds). */
+  private endedByWalk = 0;
   /** Forwarding hops of the last task placed (the diagnosis' fullByHop). */
   private lastHops = 0;
   private candidateSum = 0;
@@ -204,8 +208,13 @@ export class SimRouter {
     }
     let by = -1;
     for (let i = 0; i < m && by < 0; i++) {
+      if (i > 0 && !mayTryNext(this.walked, this.policy)) {
+        this.endedByWalk++;
+        break;
+      }
       const c = this.coord ? this.set.ids[this.order[i]!]! : this.order[i]!;
       this.attempts++;
+      this.walked = false;
       by = this.deliver(s, h, c, -1, 0, t);
     }
     if (by < 0) this.refused++;
@@ -231,6 +240,7 @@ export class SimRouter {
     if (!mayForward(hops, this.policy) || this.refusedBy[c] === this.walk) return -1;
     this.refusedBy[c] = this.walk;
     const k = this.forwarding.targets(h, c, from, hops, t);
+    if (hops === 0) this.walked = k > 0;
     const set = this.forwarding.sets[hops]!;
     const order = this.forwarding.orders[hops]!;
     for (let j = 0; j < k; j++) {
@@ -307,6 +317,7 @@ export class SimRouter {
       providesPerCrawlerHour: perHour(provides),
       staleRecords: ov.staleRecords,
       candidatesPerTask: this.coord ? per(this.candidateSum) : 0,
+      ...(this.policy.fullWalkEnds ? { endedByWalkPerTask: per(this.endedByWalk) } : {}),
       ...(this.policy.widen ? { widenedPerTask: per(this.widened), widenedToRoomPerTask: per(this.widenedToRoom) } : {}),
       diagnosis: this.samples.diagnosis(),
       ...(pages !== undefined ? this.imbalanceYardsticks(pages, runMinutes) : {}),

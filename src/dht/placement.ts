@@ -60,6 +60,18 @@
 // (a crawler with tasks queued counts as room only within that many times the
 // nearest RTT), kept seed 3 out of its low regime in 2 runs of 3 (+11 % tasks, imbalance
 // 1.83 → 1.52) but lengthened the tail on every seed (more walks): off too.
+//
+// Attempts after a full walk (`fullWalkEnds`, session 13, docs/sim.md "A full
+// walk ends the route"). The router tries up to maxAttempts candidates; where
+// the first one's walk through its neighbours came back full, the next ones
+// are that neighbourhood again. Counted at paper scale (ruc IIR, 10 000 steps),
+// of 63 074 routes whose first walk came back full, attempts 2–4 placed 1 550
+// (2.5 %), at 2.8× the oracle's RTT (median; 7.7× at p90), while 13 % of all
+// task messages went into them; at 10× (1 500 steps) 13 % placed, at 3.1× /
+// 20× the oracle's, for 49 % of all task messages. With the rule on, a 'full'
+// answer that says it walked (task-protocol.ts `walked`) ends the route, and
+// the task goes where any other 'full' goes (the live manager records the
+// failure; the simulator's faithful reading holds it at the first choice).
 import { predictRtt, type Coordinate } from '../coords/index.js';
 import { mergeOptions, optionChecker } from '../options.js';
 
@@ -106,6 +118,10 @@ export interface PlacementOptions {
    * queueSpill × the nearest candidate's RTT (one with an empty queue: within
    * spill): a task queued far away waits there. ≥ 1; Infinity: as spill. */
   queueSpill: number;
+  /** A candidate that answered 'full' after walking its neighbourhood (it
+   * forwarded, and every crawler it reached was full too) ends the route: the
+   * next candidates lie in the same full region (mayTryNext). */
+  fullWalkEnds: boolean;
 }
 
 export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.freeze({
@@ -119,6 +135,7 @@ export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.free
   lastHopBound: Infinity,
   outward: false,
   queueSpill: Infinity,
+  fullWalkEnds: false,
 });
 
 /** The load fraction of a crawler whose load is unknown. */
@@ -139,6 +156,7 @@ export function placementOptions(partial: Partial<PlacementOptions> = {}): Place
   check(!Number.isNaN(o.lastHopBound) && o.lastHopBound >= 1, `lastHopBound must be >= 1 (Infinity: off), got ${o.lastHopBound}`);
   check(typeof o.outward === 'boolean', `outward must be true or false, got ${String(o.outward)}`);
   check(!Number.isNaN(o.queueSpill) && o.queueSpill >= 1, `queueSpill must be >= 1 (Infinity: off), got ${o.queueSpill}`);
+  check(typeof o.fullWalkEnds === 'boolean', `fullWalkEnds must be true or false, got ${String(o.fullWalkEnds)}`);
   return o;
 }
 
@@ -283,6 +301,15 @@ export function rankInto(set: CandidateSet<unknown>, opts: PlacementOptions, out
  * first) and the task would go to a full crawler to walk its neighbours. */
 export function wantsWider(set: CandidateSet<unknown>, order: ArrayLike<number>, m: number, opts: PlacementOptions): boolean {
   return opts.widen && m > 0 && set.room[order[0]!] === 0;
+}
+
+/** May the router try its next candidate after one answered 'full'? Not when
+ * `walked` (that candidate forwarded the task and the crawlers it reached were
+ * full too) and fullWalkEnds is on: the walk has already been through the
+ * neighbourhood the next candidates lie in. An answer without a walk (no
+ * neighbour to forward to, or a peer that does not say) tries the next. */
+export function mayTryNext(walked: boolean, opts: PlacementOptions): boolean {
+  return !(walked && opts.fullWalkEnds);
 }
 
 /** May a crawler that received a task after `hops` forwards forward it again? */

@@ -1,10 +1,13 @@
 // The task protocol, /volcrawl/task/1.0.0: one signed order per stream.
 //
 //   request  { envelope: { payload, sig }, hops, handover? }  ≤ 1 MiB + 8 KiB
-//   reply    { status, by?, reason?, load? }             ≤ 4 KiB
+//   reply    { status, by?, reason?, load?, walked? }    ≤ 4 KiB
 //
 // status: 'accepted' (by = the crawler that holds it now, maybe after
-// forwarding), 'full' (no room here or within the hop limit), 'leaving' (the
+// forwarding), 'full' (no room here or within the hop limit; `walked`: the
+// receiver forwarded it and the crawlers it reached answered 'full' too, so
+// the router need not try this neighbourhood again — placement.ts
+// mayTryNext; absent from older peers, read as false), 'leaving' (the
 // receiver is shutting down), 'rejected' (bad signature, bad schema, too large,
 // expired, rate limited — never retried elsewhere by the receiver).
 //
@@ -61,6 +64,7 @@ export const replySchema = z.object({
   by: z.string().max(128).optional(),
   reason: z.string().max(512).optional(),
   load: loadSchema.optional(),
+  walked: z.boolean().optional(),
 });
 export type TaskReply = z.infer<typeof replySchema>;
 
@@ -229,16 +233,18 @@ export class TaskReceiver<T extends { id: string }> {
     }
     const host = order.hostCoord !== undefined ? fromWireCoord(order.hostCoord) : undefined;
     const fwd = await this.forward(envelope, req.data.hops, host, new Set([from, self]), order.id, handover);
-    if (fwd !== undefined) {
+    if (fwd.accepted !== undefined) {
       this.forwarded++;
-      return { status: 'accepted', by: fwd.by ?? 'unknown', load: this.o.runner.load() };
+      return { status: 'accepted', by: fwd.accepted.by ?? 'unknown', load: this.o.runner.load() };
     }
-    return { status: 'full', load: this.o.runner.load() };
+    return { status: 'full', load: this.o.runner.load(), ...(fwd.walked ? { walked: true } : {}) };
   }
 
   /** Forwards a task that arrived after `hops` forwards to the crawlers the
-   * placement policy picks among those this node knows; undefined when the
-   * policy refuses (hop limit, nobody with room) or every target said no. */
+   * placement policy picks among those this node knows: `accepted`, the reply
+   * of the one that took it; none when the policy refuses (hop limit, nobody
+   * with room) or every target said no — `walked` when at least one of them
+   * answered 'full' (a target that failed or is leaving says nothing of room). */
   private async forward(
     envelope: SignedEnvelope,
     hops: number,
@@ -246,10 +252,11 @@ export class TaskReceiver<T extends { id: string }> {
     exclude: Set<string>,
     orderId: string,
     handover?: Handover[],
-  ): Promise<TaskReply | undefined> {
+  ): Promise<{ accepted?: TaskReply; walked: boolean }> {
     const cands = this.o.peers.crawlers().filter((p) => !exclude.has(p.id));
     const d = forwardDecision({ hops, host, self: this.o.coord?.() }, cands, this.policy);
-    if (d.kind === 'refuse') return undefined;
+    let walked = false;
+    if (d.kind === 'refuse') return { walked };
     for (const id of d.targets) {
       try {
         const chain =
@@ -258,13 +265,14 @@ export class TaskReceiver<T extends { id: string }> {
             : undefined;
         const reply = await sendTask(this.o.libp2p, id, envelope, d.hops, undefined, undefined, chain);
         if (reply.load !== undefined) this.o.peers.note(id, { load: reply.load });
-        if (reply.status === 'accepted') return reply;
+        if (reply.status === 'accepted') return { accepted: reply, walked };
+        if (reply.status === 'full') walked = true;
       } catch (err) {
         this.o.peers.markDown(id);
         this.o.log?.debug({ peer: id, err: String(err) }, 'forward failed');
       }
     }
-    return undefined;
+    return { walked };
   }
 
   private remember(id: string): void {

@@ -6,6 +6,7 @@ import {
   forward,
   loadFractionOf,
   mayForward,
+  mayTryNext,
   place,
   placementOptions,
   rankCandidates,
@@ -107,6 +108,14 @@ describe('placement policy: which crawler gets a task', () => {
     expect(p).toEqual({ kind: 'send', order: ['c0', 'c1', 'c2'] });
   });
 
+  it('fullWalkEnds: a full answer from a walk ends the attempts; one without a walk (or off) tries the next', () => {
+    const on = placementOptions({ fullWalkEnds: true });
+    expect(mayTryNext(true, on)).toBe(false);
+    expect(mayTryNext(false, on)).toBe(true);
+    expect(mayTryNext(true, policy)).toBe(policy.fullWalkEnds === false);
+    expect(mayTryNext(true, placementOptions({ fullWalkEnds: false }))).toBe(true);
+  });
+
   it('no crawler online: a clear outcome, nothing to try', () => {
     expect(place(host, [], policy)).toEqual({ kind: 'no-crawler' });
   });
@@ -204,6 +213,7 @@ describe('placement options and the candidate set', () => {
     expect(() => placementOptions({ maxHops: 1.5 })).toThrow(/maxHops/);
     expect(() => placementOptions({ forwardAnchor: 'elsewhere' as 'host' })).toThrow(/forwardAnchor/);
     expect(() => placementOptions({ spill: 0.5 })).toThrow(/spill/);
+    expect(() => placementOptions({ fullWalkEnds: 1 as never })).toThrow(/fullWalkEnds/);
     expect(() => placementOptions({ nope: 1 } as never)).toThrow(/unknown option 'nope'/);
     expect(placementOptions({ maxHops: undefined }).maxHops).toBe(3);
   });

@@ -377,8 +377,12 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     expect(Object.keys(routing)).toEqual([
       'policy', 'stretchMedian', 'stretchP90', 'oracleStretchMedian', 'oracleStretchP90', 'hashStretchMedian',
       'loadImbalance', 'loadImbalanceSameBandwidth', 'loadImbalanceIdeal', 'loadImbalancePerCapacity', 'threadUtilisation',
-      'dhtOpsPerTask', 'dhtMessagesPerTask', 'forwardHopsMean', 'noCrawler', 'diagnosis',
+      'dhtOpsPerTask', 'dhtMessagesPerTask', 'forwardHopsMean', 'noCrawler', 'attemptsPerTask', 'taskMessagesPerTask', 'diagnosis',
     ]);
+    // Task messages: at least one send per routed task, at most maxAttempts candidates tried.
+    expect(routing.taskMessagesPerTask as number).toBeGreaterThanOrEqual(routing.attemptsPerTask as number);
+    expect(routing.attemptsPerTask as number).toBeGreaterThanOrEqual(1);
+    expect(routing.attemptsPerTask as number).toBeLessThanOrEqual(4);
     // The imbalance's yardsticks (sim/imbalance.ts): pages ∝ capacity, and pages ÷ capacity.
     expect(routing.loadImbalanceIdeal as number).toBeGreaterThan(0);
     expect(routing.loadImbalancePerCapacity as number).toBeGreaterThan(0);

@@ -1,0 +1,130 @@
+// A full walk ends the route (placement.ts fullWalkEnds; task-protocol.ts
+// `walked`): real libp2p nodes on loopback. Crawlers A and B near the host are
+// full; A knows B and forwards to it, B knows nobody. C has room but lies
+// beyond the spill bound, so the Router tries A, B, C in that order. A's walk
+// reached B and came back full: A answers 'full' with `walked`, and with the
+// rule on the Router stops there instead of knocking on B (which A's walk has
+// just asked) and going on. An answer without `walked` (B's: it walked
+// nowhere; an older peer's: it does not say) still tries the next.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair } from '@libp2p/crypto/keys';
+import type { PrivateKey } from '@libp2p/interface';
+import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
+import { loopbackLibp2p } from '../../testbed/net/loopback.js';
+import { CoordService } from '../../src/dht/coord-protocol.js';
+import { PeerTable, type Load } from '../../src/dht/peers.js';
+import { Router } from '../../src/dht/router.js';
+import { replySchema, TaskReceiver } from '../../src/dht/task-protocol.js';
+import { signedTestOrder, type SignedOrder } from './task-order.js';
+import { parseTask, type Task } from '../../src/crawler/task.js';
+import type { Coordinate } from '../../src/coords/index.js';
+import { createRng } from '../../src/rng.js';
+
+const at = (x: number, y: number): Coordinate => ({ vec: Float64Array.from([x, y]), height: 3, error: 0.1 });
+const HOST: [number, number] = [2, 8];
+// A and B 16–17 ms from the host; C 84 ms, beyond 4 × 16 (the spill bound).
+const SPOTS: [number, number][] = [
+  [12, 6],
+  [13, 6],
+  [80, 8],
+];
+const full: Load = { running: 4, queued: 2, free: 0 };
+const idle: Load = { running: 0, queued: 0, free: 6 };
+const loadOf = (i: number) => (i < 2 ? full : idle);
+
+interface Crawler {
+  node: VolcrawlLibp2p;
+  id: string;
+  peers: PeerTable;
+  taken: Task[];
+  offered: number;
+}
+
+describe('Router: a walk that came back full ends the route', () => {
+  let manager: VolcrawlLibp2p;
+  let managerKey: PrivateKey;
+  const crawlers: Crawler[] = [];
+
+  beforeAll(async () => {
+    managerKey = await generateKeyPair('Ed25519');
+    manager = await loopbackLibp2p({ privateKey: managerKey });
+    for (const i of SPOTS.keys()) {
+      const node = await loopbackLibp2p();
+      const peers = new PeerTable();
+      const c: Crawler = { node, id: node.peerId.toString(), peers, taken: [], offered: 0 };
+      const runner = {
+        submit: (t: Task) => {
+          c.offered++;
+          if (i < 2) return 'full' as const;
+          c.taken.push(t);
+          return 'accepted' as const;
+        },
+        load: () => loadOf(i),
+      };
+      await new TaskReceiver<Task>({ libp2p: node, manager: manager.peerId.toString(), parseTask, runner, peers }).start();
+      await manager.dial(node.getMultiaddrs()[0]!);
+      crawlers.push(c);
+    }
+    // A knows B (and can dial it); B and C know nobody.
+    const [a, b] = crawlers;
+    await a!.node.dial(b!.node.getMultiaddrs()[0]!);
+    a!.peers.note(b!.id, { coord: at(...SPOTS[1]!), load: full, crawler: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([manager?.stop(), ...crawlers.map((c) => c.node.stop())]);
+  });
+
+  function router(fullWalkEnds: boolean): Router {
+    const peers = new PeerTable();
+    for (const [i, c] of crawlers.entries()) peers.note(c.id, { coord: at(...SPOTS[i]!), load: loadOf(i), crawler: true });
+    const coords = new CoordService({ libp2p: manager, peers, crawler: false, rng: createRng(1), lag: false });
+    const r = new Router({ libp2p: manager as never, peers, coords, placement: { fullWalkEnds } });
+    // Nothing announced: the Router falls back to every crawler it knows (the three).
+    r.cellLookup.providers = () => Promise.resolve({ ids: [], complete: true });
+    r.cellLookup.cached = () => true;
+    return r;
+  }
+
+  let seq = 0;
+  const order = (): Promise<SignedOrder> => signedTestOrder(manager, managerKey, `walk-${++seq}`, { vec: [...HOST], height: 3 });
+  const offers = () => crawlers.map((c) => c.offered);
+
+  it('off (the default): A walks to B, B is asked again, C takes it', async () => {
+    const before = offers();
+    const o = await order();
+    const r = await router(false).route(o.envelope, o.order);
+    expect(r.ranked).toEqual(crawlers.map((c) => c.id));
+    expect(r.status).toBe('accepted');
+    expect(r.attempts).toBe(3);
+    expect(r.chosen).toBe(crawlers[2]!.id);
+    // B was offered the task twice: by A's walk and by the Router.
+    expect(offers().map((n, i) => n - before[i]!)).toEqual([1, 2, 1]);
+  }, 30_000);
+
+  it("on: A's answer says its walk found the neighbourhood full, and the route ends after one attempt", async () => {
+    const before = offers();
+    const taken = crawlers[2]!.taken.length;
+    const o = await order();
+    const r = await router(true).route(o.envelope, o.order);
+    expect(r.status).toBe('full');
+    expect(r.attempts).toBe(1);
+    expect(offers().map((n, i) => n - before[i]!)).toEqual([1, 1, 0]);
+    expect(crawlers[2]!.taken.length).toBe(taken);
+  }, 30_000);
+
+  it('on: a full answer without a walk (B first: it knows nobody) tries the next candidate', async () => {
+    const o = await order();
+    const r = await router(true).route(o.envelope, o.order, { exclude: new Set([crawlers[0]!.id]) });
+    expect(r.status).toBe('accepted');
+    expect(r.attempts).toBe(2);
+    expect(r.chosen).toBe(crawlers[2]!.id);
+  }, 30_000);
+
+  it('the reply field is optional and must be a boolean', () => {
+    expect(replySchema.safeParse({ status: 'full' }).success).toBe(true);
+    expect(replySchema.safeParse({ status: 'full', walked: true }).success).toBe(true);
+    expect(replySchema.safeParse({ status: 'full', walked: 1 }).success).toBe(false);
+    expect(replySchema.safeParse({ status: 'full', walked: 'yes' }).success).toBe(false);
+  });
+});
