@@ -208,7 +208,7 @@ export class SimRouter {
     }
     let by = -1;
     for (let i = 0; i < m && by < 0; i++) {
-      if (i > 0 && !mayTryNext(this.walked, this.policy)) {
+      if (i > 0 && !mayTryNext(this.walked, this.coord, this.policy)) {
         this.endedByWalk++;
         break;
       }

@@ -120,7 +120,8 @@ export interface PlacementOptions {
   queueSpill: number;
   /** A candidate that answered 'full' after walking its neighbourhood (it
    * forwarded, and every crawler it reached was full too) ends the route: the
-   * next candidates lie in the same full region (mayTryNext). */
+   * next candidates lie in the same full region (mayTryNext; coordinate
+   * routing only). */
   fullWalkEnds: boolean;
 }
 
@@ -135,7 +136,7 @@ export const DEFAULT_PLACEMENT_OPTIONS: Readonly<PlacementOptions> = Object.free
   lastHopBound: Infinity,
   outward: false,
   queueSpill: Infinity,
-  fullWalkEnds: false,
+  fullWalkEnds: true,
 });
 
 /** The load fraction of a crawler whose load is unknown. */
@@ -305,11 +306,13 @@ export function wantsWider(set: CandidateSet<unknown>, order: ArrayLike<number>,
 
 /** May the router try its next candidate after one answered 'full'? Not when
  * `walked` (that candidate forwarded the task and the crawlers it reached were
- * full too) and fullWalkEnds is on: the walk has already been through the
- * neighbourhood the next candidates lie in. An answer without a walk (no
- * neighbour to forward to, or a peer that does not say) tries the next. */
-export function mayTryNext(walked: boolean, opts: PlacementOptions): boolean {
-  return !(walked && opts.fullWalkEnds);
+ * full too), the task was routed `byCoordinate` and fullWalkEnds is on: the
+ * walk has already been through the neighbourhood near the host where the
+ * next candidates lie. An answer without a walk (no neighbour to forward to,
+ * or a peer that does not say) tries the next; so does a hash-routed task,
+ * whose next candidate lies anywhere. */
+export function mayTryNext(walked: boolean, byCoordinate: boolean, opts: PlacementOptions): boolean {
+  return !(walked && byCoordinate && opts.fullWalkEnds);
 }
 
 /** May a crawler that received a task after `hops` forwards forward it again? */

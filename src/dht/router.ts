@@ -356,7 +356,8 @@ export class Router {
     let cellsFetched = 0;
     let confirmQueries = 0;
     let widened = false;
-    if (order.hostCoord !== undefined && opts.hash !== true) {
+    const byCoordinate = order.hostCoord !== undefined && opts.hash !== true;
+    if (order.hostCoord !== undefined && byCoordinate) {
       const c = fromWireCoord(order.hostCoord);
       const found = await this.lookup(c, exclude);
       level = found.level;
@@ -407,7 +408,7 @@ export class Router {
         if (reply.status === 'rejected') return { status: 'rejected', chosen: id, attempts, ...info, reason: reply.reason };
         if (reply.status === 'leaving') this.o.peers.markDown(id);
         // Its walk found the neighbourhood full: the next candidates lie in it (placement fullWalkEnds).
-        if (reply.status === 'full' && !mayTryNext(reply.walked === true, this.policy)) break;
+        if (reply.status === 'full' && !mayTryNext(reply.walked === true, byCoordinate, this.policy)) break;
       } catch (err) {
         this.o.peers.markDown(id);
         if (sending) this.o.onPush?.(id, false);

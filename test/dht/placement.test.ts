@@ -108,12 +108,14 @@ describe('placement policy: which crawler gets a task', () => {
     expect(p).toEqual({ kind: 'send', order: ['c0', 'c1', 'c2'] });
   });
 
-  it('fullWalkEnds: a full answer from a walk ends the attempts; one without a walk (or off) tries the next', () => {
+  it('fullWalkEnds: a full answer from a walk ends a coordinate-routed task\'s attempts; one without a walk, a hash-routed task, or off: the next is tried', () => {
     const on = placementOptions({ fullWalkEnds: true });
-    expect(mayTryNext(true, on)).toBe(false);
-    expect(mayTryNext(false, on)).toBe(true);
-    expect(mayTryNext(true, policy)).toBe(policy.fullWalkEnds === false);
-    expect(mayTryNext(true, placementOptions({ fullWalkEnds: false }))).toBe(true);
+    expect(mayTryNext(true, true, on)).toBe(false);
+    expect(mayTryNext(false, true, on)).toBe(true);
+    // A hash-routed task's next candidate lies anywhere: the walk says nothing of it.
+    expect(mayTryNext(true, false, on)).toBe(true);
+    expect(policy.fullWalkEnds).toBe(true); // the default since session 13
+    expect(mayTryNext(true, true, placementOptions({ fullWalkEnds: false }))).toBe(true);
   });
 
   it('no crawler online: a clear outcome, nothing to try', () => {

@@ -90,7 +90,7 @@ describe('Router: a walk that came back full ends the route', () => {
   const order = (): Promise<SignedOrder> => signedTestOrder(manager, managerKey, `walk-${++seq}`, { vec: [...HOST], height: 3 });
   const offers = () => crawlers.map((c) => c.offered);
 
-  it('off (the default): A walks to B, B is asked again, C takes it', async () => {
+  it('off: A walks to B, B is asked again, C takes it', async () => {
     const before = offers();
     const o = await order();
     const r = await router(false).route(o.envelope, o.order);
@@ -102,7 +102,7 @@ describe('Router: a walk that came back full ends the route', () => {
     expect(offers().map((n, i) => n - before[i]!)).toEqual([1, 2, 1]);
   }, 30_000);
 
-  it("on: A's answer says its walk found the neighbourhood full, and the route ends after one attempt", async () => {
+  it("on (the default): A's answer says its walk found the neighbourhood full, and the route ends after one attempt", async () => {
     const before = offers();
     const taken = crawlers[2]!.taken.length;
     const o = await order();

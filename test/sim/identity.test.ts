@@ -50,6 +50,15 @@
 // RTT; it only reads). With `predicted` left out of the digest, all three were
 // place11's above; the tasks are unchanged. The placement rules added then
 // (widen, lastHopBound, outward) are off by default and left them unchanged too.
+// Session 13 (simspeed13): all three re-recorded — the placement policy's
+// fullWalkEnds is on by default: a coordinate-routed task whose first
+// candidate walked its neighbourhood and came back full is not sent to the
+// next candidates (a decision change; three runs per seed at paper scale in
+// docs/sim.md "A full walk ends the route"), and the routing stats gain
+// endedByWalkPerTask. Tasks: ruc IIR 25 049 → 25 071, ICR 24 835 → 24 783,
+// CAF 25 604 → 25 625 (FIXED 19 532); rec unchanged (19 948 / 25 516) with
+// other decisions inside; the hash-routed run only gains the key (the rule
+// is for coordinate routing): with it left out, its digest is place12's.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EARLIER_MODEL, FAITHFUL_MODEL } from '../../sim/model.js';
@@ -73,19 +82,19 @@ const RUNS: { name: string; params: RunParams; digest: string; tasks: number[] }
   {
     name: "ruc, the paper's readings, every strategy",
     params: { scenario: 'ruc', strategies: ['fixed', 'iir', 'icr', 'caf'], routing: 'coord', seed: 1, quick: true, steps: 2000, model: FAITHFUL_MODEL, recrawl: { icrEncourage: 'group' } },
-    digest: 'f93cf58bca3ab1b465143cb8816dfcc35f2215640f5bd70a05273ace4db1525d',
-    tasks: [19532, 25049, 24835, 25604],
+    digest: '6d6bf975d9e76cd5e18d0145e546906226489c64a90488d0ef2ff9691f56e3bf',
+    tasks: [19532, 25071, 24783, 25625],
   },
   {
     name: 'rec, the earlier readings, another seed',
     params: { scenario: 'rec', strategies: ['fixed', 'iir'], routing: 'coord', seed: 2, quick: true, steps: 2000, model: EARLIER_MODEL, recrawl: { icrEncourage: 'system' } },
-    digest: 'eeeea47b387f7e4c67b4a57fe834036bc06764a7095254b523d205f29bc3eccb',
+    digest: '623741b9be6dce84ee1ac6b2bb8af7b212a69a6b6342078d4fedddd4ffa58e09',
     tasks: [19948, 25516],
   },
   {
     name: 'ruc, hash routing',
     params: { scenario: 'ruc', strategies: ['iir'], routing: 'hash', seed: 1, quick: true, steps: 2000, model: EARLIER_MODEL, recrawl: { icrEncourage: 'system' } },
-    digest: '2b91e9586730e5f18918d96a59df8bece000cf105a6a816e6be9e55f0ee8f051',
+    digest: '88fba3da6e61c60ae017341081db604a4e1de0e055b3bc553458731710842d04',
     tasks: [25899],
   },
 ];

@@ -377,7 +377,7 @@ describe('sim CLI', { timeout: 240_000 }, () => {
     expect(Object.keys(routing)).toEqual([
       'policy', 'stretchMedian', 'stretchP90', 'oracleStretchMedian', 'oracleStretchP90', 'hashStretchMedian',
       'loadImbalance', 'loadImbalanceSameBandwidth', 'loadImbalanceIdeal', 'loadImbalancePerCapacity', 'threadUtilisation',
-      'dhtOpsPerTask', 'dhtMessagesPerTask', 'forwardHopsMean', 'noCrawler', 'attemptsPerTask', 'taskMessagesPerTask', 'diagnosis',
+      'dhtOpsPerTask', 'dhtMessagesPerTask', 'forwardHopsMean', 'noCrawler', 'attemptsPerTask', 'taskMessagesPerTask', 'endedByWalkPerTask', 'diagnosis',
     ]);
     // Task messages: at least one send per routed task, at most maxAttempts candidates tried.
     expect(routing.taskMessagesPerTask as number).toBeGreaterThanOrEqual(routing.attemptsPerTask as number);
