@@ -9,13 +9,13 @@ import {
   recordOutcome,
   reputationStatus,
   spotCheckRate,
-  summarise,
   suspectOnContent,
   unban,
   type Outcome,
   type ReputationRecord,
 } from '../../src/manager/trust/reputation.js';
 import { reputationOptions } from '../../src/manager/trust/reputation-options.js';
+import { summarise } from '../../src/manager/trust/reputation-summary.js';
 
 const apply = (rec: ReputationRecord, kinds: Outcome['kind'][], at = 1000): ReputationRecord => {
   let r = rec;

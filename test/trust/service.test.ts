@@ -355,6 +355,25 @@ describe('trust service in a real manager', () => {
     expect(m.trust.status(V3)).not.toBe('quarantined');
   });
 
+  it('the loss test counts lost tasks against tasks: lost check crawls are neither (no "lost 7 of 3")', async () => {
+    const D = '12D3KooWDropperDropperDropperDropperDropperDropper2';
+    for (const [i, v] of [V1, V2, V3, V1, V2, V3, V1, V2].entries()) {
+      clock.advance(7 * 86_400_000);
+      await crawl(v, pages(i));
+    }
+    // Four check crawls it accepted and never uploaded (checks.ts's sweep records them so).
+    for (let n = 0; n < 4; n++) await m.trust.apply(D, { kind: 'lost', at: clock.now(), taskId: `ck${n}`, reason: 'accepted a check crawl and never uploaded it' });
+    const lost = (n: number) => m.trust.taskLost({ id: `tl${n}`, channel: 'c0', host: 'site.test', issuedAt: clock.now(), deadline: clock.now(), round: 0, state: 'failed', holder: D, parts: 0, pagesStored: 0, livePages: 0, revisited: 0, changed: 0, newPages: 0 });
+    // The others lost none of 8 (rate 1/10 smoothed): three lost of three are p = 0.001, four p = 0.0001.
+    // Counted with the lost check crawls (before session 13) the first lost task read "lost 5 of 1" (p = 1e-5).
+    for (let n = 1; n <= 3; n++) await lost(n);
+    expect(m.trust.status(D), 'three lost tasks of three do not stand out yet').toBe('new');
+    await lost(4);
+    expect(m.trust.status(D)).toBe('quarantined');
+    expect(m.trust.summary(D).totals.lost).toBe(8);
+    expect(m.trust.summary(D).quarantine?.reason).toMatch(/last: lost 4 of 4 tasks while the others lose 10\.0 %/);
+  });
+
   it.each([
     ['is settled by the stored crawl of a third volunteer in good standing: no third crawl', true],
     ['needs a third crawl when stored crawls are not used (storedCrawlMaxAgeMs 0)', false],
@@ -680,4 +699,5 @@ describe('trust service in a real manager', () => {
     expect(m.trust.status(N)).toBe('suspect'); // on probation: every task checked until it shows clean work
     expect(m.trust.summary(N).spotCheckRate).toBe(1);
   });
+
 });

@@ -4,6 +4,7 @@ export * from './stats.js';
 export * from './text.js';
 export * from './reputation-options.js';
 export * from './reputation.js';
+export * from './reputation-summary.js';
 export * from './compare.js';
 export * from './spot-check.js';
 export * from './intro.js';

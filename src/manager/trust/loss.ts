@@ -34,3 +34,36 @@ export function lossStandsOut(lost: number, held: number, othersLost: number, ot
   const pValue = lost >= 1 ? betaCdf(baseRate, lost, n - lost + 1) : 1;
   return { standsOut: lost >= o.minLost && pValue < o.alpha, pValue, baseRate };
 }
+
+/** What the loss test reads of a reputation record. */
+export interface LossRecord {
+  id: string;
+  /** Primary tasks held (finished or lost). */
+  tasks?: number;
+  /** Primary tasks lost; absent in records from before session 13. */
+  lostTasks?: number;
+  /** Every lost crawl: primary tasks and check crawls. */
+  totals: { lost: number };
+}
+
+/** Lost primary tasks, on the same basis as `tasks` (a lost check crawl is not one of its
+ * tasks: counting it made "lost 5 of 3"). A record from before `lostTasks` was kept has
+ * at most its lost crawls of any kind, and no more than its tasks. */
+export function lostTasksOf(r: LossRecord): number {
+  return r.lostTasks ?? Math.min(r.totals.lost, r.tasks ?? 0);
+}
+
+/** `held`'s lost primary tasks against everyone else's in `all`, and the reason a verdict would give. */
+export function lossAgainstOthers(held: LossRecord, all: Iterable<LossRecord>, o: LossOptions = DEFAULT_LOSS): LossTest & { reason: string } {
+  let othersLost = 0;
+  let othersHeld = 0;
+  for (const r of all) {
+    if (r.id === held.id) continue;
+    othersLost += lostTasksOf(r);
+    othersHeld += r.tasks ?? 0;
+  }
+  const lost = lostTasksOf(held);
+  const tasks = held.tasks ?? 0;
+  const test = lossStandsOut(lost, tasks, othersLost, othersHeld, o);
+  return { ...test, reason: `lost ${lost} of ${tasks} tasks while the others lose ${(test.baseRate * 100).toFixed(1)} % (p = ${test.pValue.toExponential(1)})` };
+}

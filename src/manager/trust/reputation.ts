@@ -94,6 +94,9 @@ export interface ReputationRecord {
   textTasks?: number;
   /** Checks that compared its page text with another crawl's and agreed. */
   textAgreed?: number;
+  /** Its primary tasks lost after acceptance (`totals.lost` also counts lost check crawls):
+   * the loss test's count, on the same basis as `tasks`. */
+  lostTasks?: number;
 }
 
 const holdSchema = z.object({ since: z.number().finite(), reason: z.string().max(500), by: z.string().max(200) });
@@ -120,6 +123,7 @@ export const reputationRecordSchema = z.object({
   overlayProbation: z.number().int().nonnegative().optional(),
   textTasks: z.number().int().nonnegative().optional(),
   textAgreed: z.number().int().nonnegative().optional(),
+  lostTasks: z.number().int().nonnegative().optional(),
 });
 
 /** Validates a stored record (e.g. read back from LevelDB); throws with the field at fault. */
@@ -346,55 +350,4 @@ export function unban(rec: ReputationRecord, at: number, by: string, opts: Reput
   if (rec.ban === null) return rec;
   const lifted: ReputationRecord = { ...rec, ban: null, lifts: rec.lifts + 1, lastLift: { at, by, what: 'ban' } };
   return lifted.quarantine !== null ? lifted : { ...lifted, ...cleared(), probation: opts.probationChecks };
-}
-
-/** What the API, /metrics and the dashboard show of an identity. */
-export interface ReputationSummary {
-  id: string;
-  status: VolunteerStatus;
-  spotCheckRate: number;
-  /** Posterior mean of the disagreement rate and P(rate > badRate), P(rate < goodRate) (crawl checks). */
-  meanDisagreeRate: number;
-  pBad: number;
-  pGood: number;
-  /** P(coordinate checks fail more than badRate of the time). */
-  overlayPBad: number;
-  agree: number;
-  disagree: number;
-  overlay: ReputationRecord['overlay'];
-  totals: ReputationRecord['totals'];
-  probation: number;
-  lastVerified: ReputationRecord['lastVerified'];
-  quarantine: Hold | null;
-  ban: Hold | null;
-  tasks: number;
-  tasksAtHold: number | null;
-  checked: number;
-  /** Its tasks that stored page text (what a text forger forges and its intro check compares). */
-  textTasks: number;
-}
-
-export function summarise(rec: ReputationRecord, opts: ReputationOptions = DEFAULT_REPUTATION): ReputationSummary {
-  const p = posterior(rec, opts);
-  return {
-    id: rec.id,
-    status: reputationStatus(rec, opts),
-    spotCheckRate: spotCheckRate(rec, opts),
-    meanDisagreeRate: p.mean,
-    pBad: p.pBad,
-    pGood: p.pGood,
-    overlayPBad: posterior(rec, opts, 'overlay').pBad,
-    agree: rec.agree,
-    disagree: rec.disagree,
-    overlay: rec.overlay,
-    totals: rec.totals,
-    probation: rec.probation,
-    lastVerified: rec.lastVerified,
-    quarantine: rec.quarantine,
-    ban: rec.ban,
-    tasks: rec.tasks ?? 0,
-    tasksAtHold: rec.tasksAtHold ?? null,
-    checked: rec.checked ?? 0,
-    textTasks: rec.textTasks ?? 0,
-  };
 }

@@ -19,12 +19,13 @@ import { ValidationError, NotFoundError } from '../errors.js';
 import type { ServiceCore } from '../services/core.js';
 import { compareOptions, DEFAULT_COMPARE, type CompareOptions } from './compare.js';
 import { reputationOptions, type ReputationOptions } from './reputation-options.js';
-import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, summarise, unban, type Outcome, type ReputationRecord, type ReputationSummary, type VolunteerStatus } from './reputation.js';
+import { ban, liftQuarantine, mayWork, newReputation, parseReputation, recordOutcome, reputationStatus, unban, type Outcome, type ReputationRecord, type VolunteerStatus } from './reputation.js';
+import { summarise, type ReputationSummary } from './reputation-summary.js';
 import { decideSpotCheck, DEFAULT_SPOT_CHECK, spotCheckOptions, verificationOverhead, type SpotCheckOptions } from './spot-check.js';
 import { checkRate, drawIntroAt, introLate, introPassesOver, introPhase } from './intro.js';
 import { newestTextCrawl } from './late-intro.js';
 import { TrustChecks, type TrustNetwork } from './checks.js';
-import { lossStandsOut } from './loss.js';
+import { lossAgainstOthers, lostTasksOf } from './loss.js';
 import { storedCrawlView } from './views.js';
 
 export type { TrustNetwork } from './checks.js';
@@ -332,27 +333,12 @@ export class TrustService {
     this.checks.lost(t.holder);
     // A task it held counts among its tasks (detection is measured in them).
     const rec = this.record(t.holder);
-    this.records.set(t.holder, { ...rec, tasks: (rec.tasks ?? 0) + 1 });
+    this.records.set(t.holder, { ...rec, tasks: (rec.tasks ?? 0) + 1, lostTasks: lostTasksOf(rec) + 1 });
     await this.apply(t.holder, { kind: 'lost', at: this.core.clock(), taskId: t.id, reason: 'accepted a task and never uploaded it' });
     // One lost task weighs nothing (churn, a slow machine); losing them while the others do not is a fault.
     const held = this.record(t.holder);
-    let othersLost = 0;
-    let othersHeld = 0;
-    for (const r of this.records.values()) {
-      if (r.id === held.id) continue;
-      othersLost += r.totals.lost;
-      othersHeld += r.tasks ?? 0;
-    }
-    const test = lossStandsOut(held.totals.lost, held.tasks ?? 0, othersLost, othersHeld);
-    if (test.standsOut && mayWork(held)) {
-      await this.apply(t.holder, {
-        kind: 'disagree',
-        at: this.core.clock(),
-        weight: 2,
-        taskId: t.id,
-        reason: `lost ${held.totals.lost} of ${held.tasks ?? 0} tasks while the others lose ${(test.baseRate * 100).toFixed(1)} % (p = ${test.pValue.toExponential(1)})`,
-      });
-    }
+    const test = lossAgainstOthers(held, this.records.values());
+    if (test.standsOut && mayWork(held)) await this.apply(t.holder, { kind: 'disagree', at: this.core.clock(), weight: 2, taskId: t.id, reason: test.reason });
   }
 
   // ---------------------------------------------------------------- quarantine
