@@ -73,6 +73,18 @@ for (const l of lines) {
       say(`  settled with ${l.witness === true ? "a check crawl's witness" : 'a stored crawl'} of ${name(l.storedBy)}: ${String(l.note)}`);
       count(`settled with no third crawl${l.witness === true ? ' (witness)' : ''}`);
       break;
+    case 'intro passed by stored text: no check crawl':
+      say(`intro of ${name(l.volunteer)}'s task passed by stored text of ${Array.isArray(l.by) ? l.by.map(name).join(', ') : '-'} (${String(l.pages)} pages): no check crawl`);
+      count(`intro passed by stored text, of ${role(l.volunteer)}`);
+      break;
+    case 'intro: stored text of the same page bodies differs, a second crawl decides':
+      say(`  intro of ${name(l.volunteer)}: stored text differs on ${String(l.pages)} pages, a second crawl decides`);
+      count(`intro contradicted by stored text, of ${role(l.volunteer)}`);
+      break;
+    case 'disagreement broken by stored text: no third crawl':
+      say(`  ${name(l.volunteer)} outvoted by ${name(l.verifier)} and stored text of ${Array.isArray(l.by) ? l.by.map(name).join(', ') : '-'} (${String(l.pages)} pages): no third crawl`);
+      count(`settled by stored text, of ${role(l.volunteer)}`);
+      break;
     case 'volunteer status changed':
       say(`  ${name(l.volunteer)}: ${String(l.from)} → ${String(l.to)} (${String(l.outcome)}: ${String(l.reason).slice(0, 100)})`);
       break;

@@ -123,7 +123,7 @@ else {
           ]
         : []),
       `over the first N tasks   ${res.atTasks.map((a) => `${a.tasks}: ${(a.overhead * 100).toFixed(1)} % (${a.checks} + ${a.tieBreaks}, ${a.caught} caught)`).join('; ') || '-'}`,
-      `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}, deferred ${res.checksDeferred}, cancelled ${res.checksCancelled}; third crawls with no majority ${res.noMajority}, outvoting on coverage ${res.coverageOutvotes}; settled by a stored crawl ${res.storedTieBreaks} (${res.witnessTieBreaks} by a check crawl's witness); extra crawls on honest volunteers' tasks ${res.checkedHonest}, on misbehaving ones' ${res.checkedMalicious} ${JSON.stringify(res.checkedBy)}; by reason ${JSON.stringify(res.checksByReason)}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
+      `re-crawls after quarantine ${res.recrawls}; checks dropped ${res.checksDropped}, deferred ${res.checksDeferred}, cancelled ${res.checksCancelled}; third crawls with no majority ${res.noMajority}, outvoting on coverage ${res.coverageOutvotes}; settled by a stored crawl ${res.storedTieBreaks} (${res.witnessTieBreaks} by a check crawl's witness); spared by stored text: ${res.storedIntroPasses} intro checks, ${res.textTieBreaks} third crawls; extra crawls on honest volunteers' tasks ${res.checkedHonest}, on misbehaving ones' ${res.checkedMalicious} ${JSON.stringify(res.checkedBy)}; by reason ${JSON.stringify(res.checksByReason)}; ${res.runSeconds} s at time scale ${res.timeScale}; load ${out.loadAvgStart} → ${out.loadAvgEnd}`,
     ].join('\n') + '\n',
   );
 }

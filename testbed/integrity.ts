@@ -79,6 +79,10 @@ export interface IntegrityResult {
   storedTieBreaks: number;
   /** ... of which settled by an earlier check crawl of the channel (a coverage witness, witnesses.ts). */
   witnessTieBreaks: number;
+  /** Crawls spared by stored text of the same page bodies (text-refs.ts): intro checks passed
+   * with no second crawl, contradictions settled with no third crawl. */
+  storedIntroPasses: number;
+  textTieBreaks: number;
   /** Where the extra crawls went: second and third crawls spent checking each volunteer's tasks
    * (`honest-<i>`, `malicious-<i>-<mode>`), the misbehaving volunteers' summed apart. */
   checkedHonest: number;
@@ -129,7 +133,7 @@ interface VolunteerSummary {
   totals: { coordinate: number; coordinateOk: number };
 }
 interface VolunteersView {
-  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number; checksCancelled?: number; noMajority?: number; coverageOutvotes?: number; storedTieBreaks?: number; witnessTieBreaks?: number; byReason?: Record<string, number> };
+  counters: { primary: number; spotChecks: number; tieBreaks: number; recrawls: number; checksDropped: number; checksDeferred?: number; checksCancelled?: number; noMajority?: number; coverageOutvotes?: number; storedTieBreaks?: number; witnessTieBreaks?: number; storedIntroPasses?: number; textTieBreaks?: number; byReason?: Record<string, number> };
   verificationOverhead: number;
   volunteers: VolunteerSummary[];
 }
@@ -290,6 +294,8 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
       coverageOutvotes: c.coverageOutvotes ?? 0,
       storedTieBreaks: c.storedTieBreaks ?? 0,
       witnessTieBreaks: c.witnessTieBreaks ?? 0,
+      storedIntroPasses: c.storedIntroPasses ?? 0,
+      textTieBreaks: c.textTieBreaks ?? 0,
       checkedHonest: honestChecked,
       checkedMalicious,
       checkedBy,

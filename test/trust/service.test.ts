@@ -700,4 +700,71 @@ describe('trust service in a real manager', () => {
     expect(m.trust.summary(N).spotCheckRate).toBe(1);
   });
 
+  describe('free comparisons against stored text of the same page bodies (stored-text.ts)', () => {
+    // V1's crawl of the site, and its intro check by V2, which found page 0 changed in between
+    // (one page never accuses anybody): V1 and V2 are vouched for, and V2's crawl holds page 0's
+    // new body, which the store does not (check crawls are never stored as versions).
+    const site = pages(1).map((p, i) => (i === 0 ? { ...p, body: `${p.body} and a new paragraph` } : p));
+    async function vouched(extra: { textTieBreakByStored?: boolean } = {}): Promise<void> {
+      await fresh({ trust: { seed: 7, spotCheck: { introTasks: 1, ...extra } } });
+      verifiers([V2]);
+      await crawl(V1, pages(1));
+      await answer(0, site);
+      await until('V1\'s intro check decided', () => m.trust.checks.size === 0 && m.trust.record(V2).totals.agree > 0);
+      expect(m.trust.record(V1).textAgreed).toBe(1);
+      clock.advance(7 * 86_400_000);
+    }
+
+    it('a newcomer whose crawl matches a vouched-for volunteer\'s stored text of the same bodies ends its intro with no check crawl', async () => {
+      await vouched();
+      const hooksDone = awaitHooks();
+      await crawl(V3, site); // its task knows page 0's old digest: it uploads the new body's text
+      await hooksDone();
+      expect(sent, 'no check crawl').toHaveLength(1);
+      expect(m.trust.counters.storedIntroPasses).toBe(1);
+      expect(m.trust.record(V3).textAgreed).toBe(1);
+      expect(m.trust.record(V3).totals.agree).toBe(1);
+      // Its intro is over: its next crawls face the sampled rate, not a check each.
+      expect(m.trust.summary(V3).textTasks).toBe(1);
+    });
+
+    it.each([
+      ['settled by the stored text of a third volunteer: no third crawl', true],
+      ['settled by a third crawl with textTieBreakByStored off', false],
+    ])('a forger whose text contradicts the stored text gets the real check and is caught, %s', async (_, stored) => {
+      await vouched({ textTieBreakByStored: stored });
+      verifiers([V1, V3]); // V2, whose crawl holds the body, is not drawn: it is the third opinion
+      await crawl(F, site, true);
+      await until('the real check', () => sent.length === 2);
+      expect(m.trust.counters.storedIntroPasses).toBe(0);
+      await answer(1, site);
+      if (stored) {
+        await until('the quarantine', () => m.trust.status(F) === 'quarantined');
+        expect(m.trust.summary(F).quarantine?.reason).toMatch(/outvoted by its verifier and stored text of 1 page bodies \(contradiction\)/);
+        expect(m.trust.counters.tieBreaks).toBe(0);
+        expect(m.trust.counters.textTieBreaks).toBe(1);
+        // The forged page is replaced by a re-crawl (no third crawl was sent before it).
+        await until('the re-crawl', () => sent.length === 3);
+        expect(m.trust.counters.recrawls).toBe(1);
+      } else {
+        await until('the third crawl', () => sent.length === 3);
+        expect(m.trust.counters.tieBreaks).toBe(1);
+        await answer(2, site);
+        await until('the quarantine', () => m.trust.status(F) === 'quarantined');
+      }
+      for (const id of [V1, V2, V3]) expect(m.trust.record(id).totals.disagree, id).toBe(0);
+    });
+
+    it('a page that changed again since the stored crawl is compared by a real check and held against nobody', async () => {
+      await vouched();
+      const again = site.map((p, i) => (i === 0 ? { ...p, body: `${p.body}, edited once more` } : p));
+      await crawl(V3, again);
+      await until('the real check', () => sent.length === 2);
+      expect(m.trust.counters.storedIntroPasses).toBe(0);
+      await answer(1, again);
+      await until('the check decided', () => m.trust.checks.size === 0 && m.trust.record(V3).totals.agree > 0);
+      for (const id of [V1, V2, V3, sent[1]!.peer]) expect(m.trust.record(id).totals.disagree, id).toBe(0);
+      expect(m.trust.record(V3).textAgreed).toBe(1);
+    });
+  });
 });

@@ -34,6 +34,8 @@ export interface TrustHost {
     coverageOutvotes?: number;
     storedTieBreaks?: number;
     witnessTieBreaks?: number;
+    storedIntroPasses?: number;
+    textTieBreaks?: number;
     byReason: Record<string, number>;
   };
   readonly spot: SpotCheckOptions;

@@ -30,6 +30,8 @@ import { loadStoredChecks, type Check, type Waiting } from './check-record.js';
 import { distrustPages } from './distrust.js';
 import { Recrawls, type SentTask as Sent } from './recrawls.js';
 import { CoverageWitnesses } from './witnesses.js';
+import { TextReferences } from './text-refs.js';
+import { introByStoredText, settleByStoredText } from './stored-text.js';
 
 import type { TrustHost, TrustNetwork } from './check-host.js';
 export type { TrustHost, TrustNetwork };
@@ -57,6 +59,8 @@ export class TrustChecks {
   private readonly verifiers: VerifierPool;
   /** What check crawls found, per channel: third opinions on coverage (witnesses.ts). */
   readonly witnesses = new CoverageWitnesses();
+  /** What crawls extracted from each page body, per channel: free text comparisons (text-refs.ts). */
+  readonly textRefs = new TextReferences();
 
   constructor(
     private readonly s: TrustHost,
@@ -227,9 +231,13 @@ export class TrustChecks {
   }
 
   /** Sends a check of the subject's crawl of `ch` to an independent volunteer, or
-   * keeps it waiting for one with room (up to a check crawl's timeout). */
-  async start(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null): Promise<void> {
+   * keeps it waiting for one with room (up to a check crawl's timeout); an intro
+   * (`mayPassByStoredText`) may pass by stored text instead. */
+  async start(ch: Channel, subject: CrawlView, reason: string, ratePerMinute: number | null, mayPassByStoredText = false): Promise<void> {
     if (this.held(subject.volunteer)) return;
+    // An intro whose every page with text matches stored text of the same bodies needs no crawl (stored-text.ts).
+    if (mayPassByStoredText && (await introByStoredText(this.s, this.network, this.textRefs, ch.id, subject))) return;
+    this.textRefs.add(ch.id, subject);
     if (await this.tryVerify(ch, subject, reason, ratePerMinute)) return;
     this.waiting.push({ stage: 'verify', ch, subject, reason, ratePerMinute, until: this.s.core.clock() + this.timeoutMs });
     this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer }, 'no independent volunteer has room for the check now: it waits');
@@ -280,6 +288,7 @@ export class TrustChecks {
     this.finished(ck.peer);
     const view = ck.crawl.view(ck.peer, ck.id, ck.issuedAt, this.s.core.clock());
     this.witnesses.add(ck.channel, view);
+    this.textRefs.add(ck.channel, view);
     if (ck.stage === 'verify') await this.resolveFirst(ck, view);
     else if (await judgeThird(this.s, ck, view)) await this.outvoted(ck.channel, ck.subject);
     await this.s.saveCounters();
@@ -300,6 +309,7 @@ export class TrustChecks {
       await this.outvoted(ck.channel, ck.subject);
       return;
     }
+    if (await settleByStoredText(this.s, this.network, this.textRefs, ck, view, ab)) return await this.outvoted(ck.channel, ck.subject);
     if (await this.tryThird(ck, view, ab)) return;
     this.waiting.push({ stage: 'tiebreak', ck, view, ab, until: now + this.timeoutMs });
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer }, 'no third volunteer has room now: the tie-break waits');

@@ -67,10 +67,14 @@ export interface TrustCounters {
   storedTieBreaks: number;
   /** ... of which settled by an earlier check crawl of the channel (a coverage witness) rather than a stored task. */
   witnessTieBreaks: number;
+  /** Intro checks passed by stored text of the same page bodies, with no second crawl (stored-text.ts). */
+  storedIntroPasses: number;
+  /** Contradictions settled by stored text of the same page bodies, with no third crawl. */
+  textTieBreaks: number;
   byReason: Record<string, number>;
 }
 
-const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, checksCancelled: 0, noMajority: 0, coverageOutvotes: 0, storedTieBreaks: 0, witnessTieBreaks: 0, byReason: {} });
+const zero = (): TrustCounters => ({ primary: 0, spotChecks: 0, tieBreaks: 0, recrawls: 0, quarantines: 0, checksAgreed: 0, checksDisagreed: 0, checksInconclusive: 0, checksDropped: 0, checksDeferred: 0, checksCancelled: 0, noMajority: 0, coverageOutvotes: 0, storedTieBreaks: 0, witnessTieBreaks: 0, storedIntroPasses: 0, textTieBreaks: 0, byReason: {} });
 
 /** A finished task as the ingest service reports it (after its final part is committed). */
 export interface FinishedTask {
@@ -273,6 +277,8 @@ export class TrustService {
     if (success && t.pagesStored > 0) rec.textTasks = (rec.textTasks ?? 0) + 1;
     const ops = [repos.volunteers.countersOp(this.counters), repos.volunteers.putOp(from, rec)];
     if (success && t.pagesStored > 0) ops.push(repos.volunteers.workOp(from, ch.id, { taskId: t.id, at: f.receivedAt }));
+    // What it extracted from each page body it uploaded: a free comparison for others' crawls later (text-refs.ts).
+    if (success) this.checks.textRefs.add(ch.id, { volunteer: from, taskId: t.id, receivedAt: f.receivedAt, pages: r.pages });
     this.records.set(from, rec);
     await this.core.commit.run(() => repos.commit(ops));
     if (first) this.core.log.info({ volunteer: from }, 'new volunteer identity');
@@ -318,13 +324,20 @@ export class TrustService {
       // Judged on what the check would compare: the pages with text the store holds of this task.
       if (reason === 'intro' && introPassesOver(rec, subject.pages.length, this.spot)) {
         const late = introLate(rec, this.spot) ? await newestTextCrawl(repos, from) : null;
-        if (late !== null) return await this.checks.start(late.ch, late.subject, 'intro-late', late.ch.changeRate === null ? null : late.ch.changeRate * scale);
+        if (late !== null) return await this.checks.start(late.ch, late.subject, 'intro-late', late.ch.changeRate === null ? null : late.ch.changeRate * scale, this.mayPassFree());
         if (!(this.rng.next() < this.minRate)) return;
+        return await this.checks.start(ch, subject, reason, ratePerMinute); // the operator's minimum rate drew it
       }
-      await this.checks.start(ch, subject, reason, ratePerMinute);
+      await this.checks.start(ch, subject, reason, ratePerMinute, reason === 'intro' && this.mayPassFree());
     } finally {
       this.checks.release(from);
     }
+  }
+
+  /** Whether a due intro may pass by stored text (stored-text.ts): not when the operator's
+   * minimum rate (`minRate`) draws the task for a real crawl anyway. */
+  private mayPassFree(): boolean {
+    return this.minRate === 0 || !(this.rng.next() < this.minRate);
   }
 
   /** TaskService hook: a task a volunteer accepted was lost (deadline passed without its upload). */

@@ -78,6 +78,14 @@ export interface SpotCheckOptions {
    * pages it saw were seen no longer than this before the subject's task was issued,
    * instead of a third crawl (ms; 0: always a third crawl). */
   storedCrawlMaxAgeMs: number;
+  /** A due intro check passes with no second crawl when every page with text of the
+   * crawl matches, body for body, the extraction an earlier crawl by another vouched-for
+   * volunteer stored (text-refs.ts); otherwise the second crawl is issued as before. */
+  introByStoredText: boolean;
+  /** A contradiction between a subject and its verifier is settled by earlier crawls of
+   * the same page bodies by a third vouched-for volunteer instead of a third crawl, when
+   * they all side with one of the two (text-refs.ts). */
+  textTieBreakByStored: boolean;
 }
 
 export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
@@ -99,6 +107,8 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   secondCrawlPrefersDelivered: false,
   introLateTasks: 3,
   storedCrawlMaxAgeMs: 7 * 86_400_000,
+  introByStoredText: true,
+  textTieBreakByStored: true,
 });
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
@@ -123,6 +133,8 @@ export function spotCheckOptions(partial: Partial<SpotCheckOptions> = {}): SpotC
   check(typeof o.secondCrawlPrefersDelivered === 'boolean', `secondCrawlPrefersDelivered must be a boolean, got ${String(o.secondCrawlPrefersDelivered)}`);
   check(Number.isFinite(o.introPairMinShare) && o.introPairMinShare >= 0 && o.introPairMinShare <= 1, `introPairMinShare must be in [0, 1] (0: no pairing), got ${o.introPairMinShare}`);
   check(Number.isFinite(o.storedCrawlMaxAgeMs) && o.storedCrawlMaxAgeMs >= 0, `storedCrawlMaxAgeMs must be >= 0 (0: never), got ${o.storedCrawlMaxAgeMs}`);
+  check(typeof o.introByStoredText === 'boolean', `introByStoredText must be a boolean, got ${String(o.introByStoredText)}`);
+  check(typeof o.textTieBreakByStored === 'boolean', `textTieBreakByStored must be a boolean, got ${String(o.textTieBreakByStored)}`);
   return o;
 }
 
