@@ -81,6 +81,13 @@ for (const l of lines) {
       say(`  intro of ${name(l.volunteer)}: stored text differs on ${String(l.pages)} pages, a second crawl decides`);
       count(`intro contradicted by stored text, of ${role(l.volunteer)}`);
       break;
+    case 'intro: no stored text of some page bodies, a second crawl decides':
+      say(`  intro of ${name(l.volunteer)}: stored text matched ${String(l.matched)} pages, none for ${String(l.unreferenced)}: a second crawl`);
+      count(`intro with nothing stored to compare, of ${role(l.volunteer)}`);
+      break;
+    case 'contradiction: no stored text settles it, a third crawl decides':
+      count(`contradiction stored text did not settle (${l.side === 'b' ? 'it sided with the subject' : 'no reference'})`);
+      break;
     case 'disagreement broken by stored text: no third crawl':
       say(`  ${name(l.volunteer)} outvoted by ${name(l.verifier)} and stored text of ${Array.isArray(l.by) ? l.by.map(name).join(', ') : '-'} (${String(l.pages)} pages): no third crawl`);
       count(`settled by stored text, of ${role(l.volunteer)}`);

@@ -55,6 +55,7 @@ export async function introByStoredText(s: TrustHost & { counters: StoredTextCou
   const j = judgeByReferences(subject.pages, (p) => refs.find(channel, p.url, p.digest, eligible));
   if (j.verdict !== 'agree') {
     if (j.verdict === 'contradicted') s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, pages: j.contradicted.length }, 'intro: stored text of the same page bodies differs, a second crawl decides');
+    else s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, matched: j.matched, unreferenced: j.unreferenced }, 'intro: no stored text of some page bodies, a second crawl decides');
     return false;
   }
   const p = party(subject);
@@ -80,7 +81,10 @@ export async function settleByStoredText(s: TrustHost & { counters: StoredTextCo
   const eligible = referenceEligible(s, net, [ck.subject.volunteer, view.volunteer]);
   const urls = ab.pages.filter((p) => p.kind === 'contradiction').map((p) => p.url);
   const side = sideByReferences(urls, ck.subject.pages, view.pages, (p) => refs.find(ck.channel, p.url, p.digest, eligible));
-  if (side === null || side.odd !== 'a') return false;
+  if (side === null || side.odd !== 'a') {
+    s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, pages: urls.length, side: side?.odd ?? null }, 'contradiction: no stored text settles it, a third crawl decides');
+    return false;
+  }
   const at = s.core.clock();
   const a = party(ck.subject);
   const b = party(view);
