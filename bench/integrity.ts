@@ -1,6 +1,7 @@
 // npm run bench:integrity [-- --json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N]
 //                         [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR]
 //                         [--run-on N] [--strategy fixed|iir|icr|caf] [--rate-cap X|off]
+//                         [--join-after S] [--late-honest K]
 //
 // Issue 13's benchmark: `dht-manager serve` and N honest plus M misbehaving
 // `volunteer-crawler join` processes (the real CLI; misbehaving ones through
@@ -29,7 +30,12 @@
 // virtual day — several times the tasks, which shrank the overhead's
 // denominator's meaning (`--rate-cap 1000` reproduces those runs). `atTasks`
 // gives the extra crawls over the run's first 50, 100, 150, ... tasks: a
-// yardstick that does not move with how early the run stopped.
+// yardstick that does not move with how early the run stopped. `--join-after S`
+// starts the misbehaving volunteers and the last K honest ones (`--late-honest K`,
+// default 0) S real seconds after the channels were added: newcomers joining a
+// running network, whose first crawls are of channels others have crawled and
+// checked (where stored text can stand in for an intro check or a third crawl,
+// docs/trust.md); `realSecondsToDetect` then counts from the run's start.
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MISBEHAVIOURS, type Misbehaviour } from '../testbed/misbehave.js';
@@ -50,11 +56,13 @@ const { values } = parseArgs({
     'run-on': { type: 'string', default: '0' },
     strategy: { type: 'string' },
     'rate-cap': { type: 'string' },
+    'join-after': { type: 'string', default: '0' },
+    'late-honest': { type: 'string', default: '0' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR] [--run-on N] [--strategy fixed|iir|icr|caf] [--rate-cap X|off]\n');
+  process.stdout.write('usage: npm run bench:integrity -- [--json] [--honest N] [--malicious forge-text,empty,drop,fake-coord,...] [--sites N] [--pages N] [--time-scale X] [--seed N] [--max-seconds S] [--log-dir DIR] [--run-on N] [--strategy fixed|iir|icr|caf] [--rate-cap X|off] [--join-after S] [--late-honest K]\n');
   process.exit(0);
 }
 const int = (name: string, v: string, lo: number, hi: number): number => {
@@ -95,6 +103,8 @@ const res = await runIntegrity({
   maxRunMs: int('max-seconds', values['max-seconds'], 10, 36_000) * 1000,
   settleMs: 120_000,
   runOnTasks: int('run-on', values['run-on'], 0, 100_000),
+  joinAfterMs: int('join-after', values['join-after'], 0, 36_000) * 1000,
+  lateHonest: int('late-honest', values['late-honest'], 0, honest - 1),
   managerArgs: [...(rateCap !== undefined ? ['--rate-cap', rateCap] : []), ...(values.strategy !== undefined ? ['--strategy', values.strategy] : [])],
   seed: int('seed', values.seed, 0, 2 ** 31),
   ...(values['log-dir'] !== undefined ? { logDir: values['log-dir'] } : {}),

@@ -40,6 +40,10 @@ export interface IntegrityOptions {
   honestCapacity?: { threads: number; queue: number };
   /** Each misbehaving volunteer's capacity (default 2 threads, queue 2). */
   maliciousCapacity?: { threads: number; queue: number };
+  /** Newcomers joining a running network: the misbehaving volunteers and the last `lateHonest`
+   * honest ones start this long (real ms) after the channels were added (default 0: all at once). */
+  joinAfterMs?: number;
+  lateHonest?: number;
   /** More `dht-manager serve` flags (e.g. --spot-check-min-rate). */
   managerArgs?: string[];
   /** Called after the run, before the processes stop (tests use the running manager). */
@@ -190,26 +194,47 @@ export async function runIntegrity(o: IntegrityOptions): Promise<IntegrityResult
     const io = (name: string, env?: Record<string, string>) => ({ ...(o.logDir !== undefined ? { logFile: join(o.logDir, `${name}.log`) } : {}), ...(env !== undefined ? { env } : {}) });
     const defaultCapacity = { threads: 2, queue: 2 };
     const args = (i: number, c: { threads: number; queue: number }) => ['--threads', String(c.threads), '--queue', String(c.queue), '--coord-interval', '5000', '--seed', String(o.seed * 100 + i)];
-    for (let i = 0; i < o.honest; i++) procs.push(await startVolunteerProcess(`honest-${i}`, mgr, join(dir, `h${i}`), args(i, o.honestCapacity ?? defaultCapacity), io(`honest-${i}`)));
-    const names = new Map(procs.map((p, i) => [p.peerId, `honest-${i}`]));
+    const names = new Map<string, string>();
     const bad: VolunteerProcess[] = [];
-    for (const [i, mode] of o.malicious.entries()) {
-      const p = await startVolunteerProcess(`malicious-${i}-${mode}`, mgr, join(dir, `m${i}`), args(100 + i, o.maliciousCapacity ?? defaultCapacity), io(`malicious-${i}-${mode}`, { VOLCRAWL_TEST_PLUGIN: MISBEHAVE_PLUGIN, VOLCRAWL_MISBEHAVE: mode }));
-      procs.push(p);
-      bad.push(p);
-      names.set(p.peerId, `malicious-${i}-${mode}`);
-    }
-    const badIds = new Set(bad.map((b) => b.peerId));
+    const badIds = new Set<string>();
+    const joinAfter = o.joinAfterMs ?? 0;
+    const early = joinAfter > 0 ? Math.max(0, o.honest - (o.lateHonest ?? 0)) : o.honest;
+    const waitOnline = async (n: number): Promise<void> => {
+      for (let t = 0; (await api<{ online: number }>('/api/crawlers')).online < n; t++) {
+        if (t > 900 || o.signal?.aborted === true) throw new Error('the manager did not see every volunteer within 90 s');
+        await sleep(100);
+      }
+    };
+    // Honest volunteers [from, to), then (with `withBad`) every misbehaving one.
+    const startVolunteers = async (from: number, to: number, withBad: boolean): Promise<void> => {
+      for (let i = from; i < to; i++) {
+        const p = await startVolunteerProcess(`honest-${i}`, mgr!, join(dir, `h${i}`), args(i, o.honestCapacity ?? defaultCapacity), io(`honest-${i}`));
+        procs.push(p);
+        names.set(p.peerId, `honest-${i}`);
+      }
+      if (!withBad) return;
+      for (const [i, mode] of o.malicious.entries()) {
+        const p = await startVolunteerProcess(`malicious-${i}-${mode}`, mgr!, join(dir, `m${i}`), args(100 + i, o.maliciousCapacity ?? defaultCapacity), io(`malicious-${i}-${mode}`, { VOLCRAWL_TEST_PLUGIN: MISBEHAVE_PLUGIN, VOLCRAWL_MISBEHAVE: mode }));
+        procs.push(p);
+        bad.push(p);
+        badIds.add(p.peerId);
+        names.set(p.peerId, `malicious-${i}-${mode}`);
+      }
+    };
+    await startVolunteers(0, early, joinAfter === 0);
     const total = o.honest + o.malicious.length;
-    for (let t = 0; (await api<{ online: number }>('/api/crawlers')).online < total; t++) {
-      if (t > 900 || o.signal?.aborted === true) throw new Error('the manager did not see every volunteer within 90 s');
-      await sleep(100);
-    }
-    say(`${total} volunteers online; adding ${o.sites} channels`);
+    await waitOnline(procs.length);
+    say(`${procs.length} volunteers online; adding ${o.sites} channels`);
     const channels: string[] = [];
     for (const name of web.siteNames) {
       const res = await fetch(`${mgr.api}/api/channels`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: web.site(name).url('/'), depth: 3, delayMs: 0, group: 0 }) });
       channels.push(((await res.json()) as { id: string }).id);
+    }
+    if (joinAfter > 0) {
+      await sleep(joinAfter);
+      await startVolunteers(early, o.honest, true);
+      await waitOnline(total);
+      say(`${total - early} newcomers joined after ${Math.round(joinAfter / 1000)} s`);
     }
     const forgedNow = async (): Promise<number> => {
       let n = 0;
