@@ -705,8 +705,9 @@ describe('trust service in a real manager', () => {
     // (one page never accuses anybody): V1 and V2 are vouched for, and V2's crawl holds page 0's
     // new body, which the store does not (check crawls are never stored as versions).
     const site = pages(1).map((p, i) => (i === 0 ? { ...p, body: `${p.body} and a new paragraph` } : p));
-    async function vouched(extra: { textTieBreakByStored?: boolean } = {}): Promise<void> {
-      await fresh({ trust: { seed: 7, spotCheck: { introTasks: 1, ...extra } } });
+    /** `rules`: the stored-text options (both on unless said otherwise; the manager's defaults with `{}`). */
+    async function vouched(rules: { introByStoredText?: boolean; textTieBreakByStored?: boolean } = { introByStoredText: true, textTieBreakByStored: true }): Promise<void> {
+      await fresh({ trust: { seed: 7, spotCheck: { introTasks: 1, ...rules } } });
       verifiers([V2]);
       await crawl(V1, pages(1));
       await answer(0, site);
@@ -728,11 +729,18 @@ describe('trust service in a real manager', () => {
       expect(m.trust.summary(V3).textTasks).toBe(1);
     });
 
+    it('by default (introByStoredText off) the same newcomer gets its intro check crawl', async () => {
+      await vouched({});
+      await crawl(V3, site);
+      await until('the intro check', () => sent.length === 2);
+      expect(m.trust.counters.storedIntroPasses).toBe(0);
+    });
+
     it.each([
       ['settled by the stored text of a third volunteer: no third crawl', true],
       ['settled by a third crawl with textTieBreakByStored off', false],
     ])('a forger whose text contradicts the stored text gets the real check and is caught, %s', async (_, stored) => {
-      await vouched({ textTieBreakByStored: stored });
+      await vouched({ introByStoredText: true, textTieBreakByStored: stored });
       verifiers([V1, V3]); // V2, whose crawl holds the body, is not drawn: it is the third opinion
       await crawl(F, site, true);
       await until('the real check', () => sent.length === 2);

@@ -107,8 +107,11 @@ export const DEFAULT_SPOT_CHECK: Readonly<SpotCheckOptions> = Object.freeze({
   secondCrawlPrefersDelivered: false,
   introLateTasks: 3,
   storedCrawlMaxAgeMs: 7 * 86_400_000,
-  introByStoredText: true,
-  textTieBreakByStored: true,
+  // Off: in the session-13 runs neither ever fired (every intro fell on a channel's first
+  // crawl, whose bodies nobody else had seen), and both are weaker against colluders than
+  // the crawls they replace (docs/trust.md).
+  introByStoredText: false,
+  textTieBreakByStored: false,
 });
 
 /** Defaults merged with `partial`, validated; throws RangeError naming the bad option. */
