@@ -50,5 +50,6 @@ export interface TrustHost {
   recrawl(channel: string, why: string): Promise<void>;
   noteRecrawl(id: string): void;
   countRecrawl(): void;
-  noteChecked(volunteer: string): Promise<void>;
+  /** One more extra crawl spent on `volunteer`'s work, held by `crawler`. */
+  noteChecked(volunteer: string, crawler: string): Promise<void>;
 }

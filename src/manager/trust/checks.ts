@@ -255,7 +255,7 @@ export class TrustChecks {
     await this.rehome(sent);
     c.spotChecks++;
     c.byReason[reason] = (c.byReason[reason] ?? 0) + 1;
-    await this.s.noteChecked(subject.volunteer);
+    await this.s.noteChecked(subject.volunteer, sent.by);
     // verifierOwesIntro: the pairing rule's doing, or the plain draw's (intro.ts); read by bench/integrity-log.ts.
     const owes = owesIntro(this.s.record(sent.by), this.s.rep, this.s.spot);
     this.s.core.log.info({ task: subject.taskId, volunteer: subject.volunteer, check: sent.id, verifier: sent.by, verifierOwesIntro: owes, reason, status: subject.status, pages: subject.pages.length, live: subject.validators.length }, 'spot check issued');
@@ -345,7 +345,7 @@ export class TrustChecks {
     if (sent === null) return false;
     await this.rehome(sent);
     this.s.counters.tieBreaks++;
-    await this.s.noteChecked(ck.subject.volunteer);
+    await this.s.noteChecked(ck.subject.volunteer, sent.by);
     this.s.core.log.info({ task: ck.subject.taskId, volunteer: ck.subject.volunteer, verifier: view.volunteer, third: sent.by, check: sent.id }, 'disagreement: third crawl issued');
     return true;
   }

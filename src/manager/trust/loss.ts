@@ -42,28 +42,40 @@ export interface LossRecord {
   tasks?: number;
   /** Primary tasks lost; absent in records from before session 13. */
   lostTasks?: number;
+  /** Check crawls accepted; absent in records from before session 13. */
+  checkCrawls?: number;
   /** Every lost crawl: primary tasks and check crawls. */
   totals: { lost: number };
 }
 
-/** Lost primary tasks, on the same basis as `tasks` (a lost check crawl is not one of its
- * tasks: counting it made "lost 5 of 3"). A record from before `lostTasks` was kept has
- * at most its lost crawls of any kind, and no more than its tasks. */
+/** Lost primary tasks. A record from before `lostTasks` was kept has at most its lost
+ * crawls of any kind, and no more than its tasks. */
 export function lostTasksOf(r: LossRecord): number {
   return r.lostTasks ?? Math.min(r.totals.lost, r.tasks ?? 0);
 }
 
-/** `held`'s lost primary tasks against everyone else's in `all`, and the reason a verdict would give. */
+/** Lost crawls and crawls held, on one basis: primary tasks and check crawls both when the
+ * record counts its check crawls, else primary tasks alone (counting every lost crawl
+ * against primary tasks made "lost 5 of 1", and quarantined a volunteer that had lost
+ * four check crawls by its first lost task). */
+export function lossCounts(r: LossRecord): { lost: number; held: number } {
+  if (r.checkCrawls === undefined) return { lost: lostTasksOf(r), held: r.tasks ?? 0 };
+  const held = (r.tasks ?? 0) + r.checkCrawls;
+  return { lost: Math.min(r.totals.lost, held), held };
+}
+
+/** `held`'s lost crawls against everyone else's in `all`, and the reason a verdict would give. */
 export function lossAgainstOthers(held: LossRecord, all: Iterable<LossRecord>, o: LossOptions = DEFAULT_LOSS): LossTest & { reason: string } {
   let othersLost = 0;
   let othersHeld = 0;
   for (const r of all) {
     if (r.id === held.id) continue;
-    othersLost += lostTasksOf(r);
-    othersHeld += r.tasks ?? 0;
+    const c = lossCounts(r);
+    othersLost += c.lost;
+    othersHeld += c.held;
   }
-  const lost = lostTasksOf(held);
-  const tasks = held.tasks ?? 0;
-  const test = lossStandsOut(lost, tasks, othersLost, othersHeld, o);
-  return { ...test, reason: `lost ${lost} of ${tasks} tasks while the others lose ${(test.baseRate * 100).toFixed(1)} % (p = ${test.pValue.toExponential(1)})` };
+  const { lost, held: n } = lossCounts(held);
+  const what = held.checkCrawls === undefined ? 'tasks' : 'tasks and check crawls';
+  const test = lossStandsOut(lost, n, othersLost, othersHeld, o);
+  return { ...test, reason: `lost ${lost} of ${n} ${what} while the others lose ${(test.baseRate * 100).toFixed(1)} % (p = ${test.pValue.toExponential(1)})` };
 }

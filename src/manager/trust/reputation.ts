@@ -97,6 +97,9 @@ export interface ReputationRecord {
   /** Its primary tasks lost after acceptance (`totals.lost` also counts lost check crawls):
    * the loss test's count, on the same basis as `tasks`. */
   lostTasks?: number;
+  /** Check crawls (second and third) it accepted: with `tasks`, the crawls it held, whose
+   * lost ones are `totals.lost` (absent in records from before session 13). */
+  checkCrawls?: number;
 }
 
 const holdSchema = z.object({ since: z.number().finite(), reason: z.string().max(500), by: z.string().max(200) });
@@ -124,6 +127,7 @@ export const reputationRecordSchema = z.object({
   textTasks: z.number().int().nonnegative().optional(),
   textAgreed: z.number().int().nonnegative().optional(),
   lostTasks: z.number().int().nonnegative().optional(),
+  checkCrawls: z.number().int().nonnegative().optional(),
 });
 
 /** Validates a stored record (e.g. read back from LevelDB); throws with the field at fault. */

@@ -384,10 +384,10 @@ export class TrustService {
   }
 
   /** One more extra crawl spent on checking `volunteer`'s work. */
-  async noteChecked(volunteer: string): Promise<void> {
-    const r = { ...this.record(volunteer) };
-    r.checked = (r.checked ?? 0) + 1;
-    await this.save(r);
+  async noteChecked(volunteer: string, crawler: string): Promise<void> {
+    await this.save({ ...this.record(volunteer), checked: (this.record(volunteer).checked ?? 0) + 1 });
+    // The crawler holds one more crawl: the loss test counts lost check crawls among held ones (loss.ts).
+    await this.save({ ...this.record(crawler), checkCrawls: (this.record(crawler).checkCrawls ?? 0) + 1 });
   }
 
   /** A re-crawl task is about to leave: its upload is not a primary task. */
