@@ -18,6 +18,13 @@ describe('text references: one body, one extraction', () => {
     expect(refs.find('d', 'u0', 10, () => true)).toEqual([]);
   });
 
+  it('keeps nothing when no rule reads the references (the default: both rules off)', () => {
+    const refs = new TextReferences(false);
+    refs.add('c', { volunteer: 'A', taskId: 'a1', receivedAt: 1, pages: [page('u0', 10, 'hello')] });
+    expect(refs.channels).toBe(0);
+    expect(refs.find('c', 'u0', 10, () => true)).toEqual([]);
+  });
+
   it('the extraction covers text (normalised), title and noindex', () => {
     const p = page('u', 1, 'a  b', 'T');
     expect(extractionDigest(p)).toBe(extractionDigest(page('u', 1, 'a b', 'T')));

@@ -59,14 +59,16 @@ export class TrustChecks {
   private readonly verifiers: VerifierPool;
   /** What check crawls found, per channel: third opinions on coverage (witnesses.ts). */
   readonly witnesses = new CoverageWitnesses();
-  /** What crawls extracted from each page body, per channel: free text comparisons (text-refs.ts). */
-  readonly textRefs = new TextReferences();
+  /** What crawls extracted from each page body, per channel: free text comparisons (text-refs.ts);
+   * kept only while a rule that reads them is on (both are off by default). */
+  readonly textRefs: TextReferences;
 
   constructor(
     private readonly s: TrustHost,
     private readonly rng: Rng,
     readonly timeScale: number,
   ) {
+    this.textRefs = new TextReferences(s.spot.introByStoredText || s.spot.textTieBreakByStored);
     this.verifiers = new VerifierPool(s, rng, () => this.network, () => [...this.inFlight.values()].map((ck) => ck.peer));
     this.recrawls = new Recrawls(
       {

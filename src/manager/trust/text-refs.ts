@@ -48,13 +48,17 @@ const key = (url: string, digest: number): string => `${digest}\u0000${url}`;
 export class TextReferences {
   private readonly byChannel = new Map<string, Map<string, TextRef[]>>();
 
+  /** `keep` false: nothing is remembered (no rule reads the references, so
+   * they would only cost the manager memory: up to MAX_CHANNELS × MAX_BODIES). */
+  constructor(private readonly keep = true) {}
+
   get channels(): number {
     return this.byChannel.size;
   }
 
   /** Keeps the extraction of every page with text of a crawl of `channel`. */
   add(channel: string, view: Pick<CrawlView, 'volunteer' | 'taskId' | 'receivedAt' | 'pages'>): void {
-    if (view.pages.length === 0) return;
+    if (!this.keep || view.pages.length === 0) return;
     const bodies = this.byChannel.get(channel) ?? new Map<string, TextRef[]>();
     for (const p of view.pages) {
       const k = key(p.url, p.digest);
