@@ -208,7 +208,8 @@ export class SimRouter {
     }
     let by = -1;
     for (let i = 0; i < m && by < 0; i++) {
-      if (i > 0 && !mayTryNext(this.walked, this.coord, this.policy)) {
+      // The walk guard: a next candidate whose load (as the search read it) has room is tried anyway.
+      if (i > 0 && !mayTryNext(this.walked, this.coord, this.coord && this.set.room[this.order[i]!] === 1, this.policy)) {
         this.endedByWalk++;
         break;
       }

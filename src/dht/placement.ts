@@ -71,7 +71,9 @@
 // 20× the oracle's, for 49 % of all task messages. With the rule on, a 'full'
 // answer that says it walked (task-protocol.ts `walked`) ends the route, and
 // the task goes where any other 'full' goes (the live manager records the
-// failure; the simulator's faithful reading holds it at the first choice).
+// failure; the simulator's faithful reading holds it at the first choice) —
+// unless the next candidate's own last known load says it has room (the walk
+// guard, mayTryNext: a lying first candidate must not end routes others can take).
 import { predictRtt, type Coordinate } from '../coords/index.js';
 import { mergeOptions, optionChecker } from '../options.js';
 
@@ -304,15 +306,31 @@ export function wantsWider(set: CandidateSet<unknown>, order: ArrayLike<number>,
   return opts.widen && m > 0 && set.room[order[0]!] === 0;
 }
 
+/** Whether a candidate's last known load leaves room: free > 0, or no load
+ * known (the ranking counts an unknown load as room too, CandidateSet.addUnknown). */
+export function hasRoom(load: PlacementLoad | undefined): boolean {
+  return load === undefined || load.free > 0;
+}
+
 /** May the router try its next candidate after one answered 'full'? Not when
  * `walked` (that candidate forwarded the task and the crawlers it reached were
- * full too), the task was routed `byCoordinate` and fullWalkEnds is on: the
- * walk has already been through the neighbourhood near the host where the
- * next candidates lie. An answer without a walk (no neighbour to forward to,
- * or a peer that does not say) tries the next; so does a hash-routed task,
- * whose next candidate lies anywhere. */
-export function mayTryNext(walked: boolean, byCoordinate: boolean, opts: PlacementOptions): boolean {
-  return !(walked && byCoordinate && opts.fullWalkEnds);
+ * full too), the task was routed `byCoordinate`, fullWalkEnds is on, and the
+ * next candidate is known full (`nextHasRoom` false: its last known load, see
+ * hasRoom): the walk has already been through the neighbourhood near the host
+ * where the next candidates lie. An answer without a walk (no neighbour to
+ * forward to, or a peer that does not say) tries the next; so does a
+ * hash-routed task, whose next candidate lies anywhere.
+ *
+ * The walk guard (`nextHasRoom`): no volunteer is trusted, and `walked` is
+ * one peer's claim about its neighbours. A next candidate whose own load says
+ * it has room (the router's copy, which its confirm step has just refreshed
+ * from that peer) contradicts the claim, and is tried: a liar ranked first
+ * can then end only routes whose next candidate is known full — routes an
+ * honest full walk would end too. An unknown load counts as room, as in the
+ * ranking: a peer we know nothing against is tried rather than skipped on
+ * another's word. */
+export function mayTryNext(walked: boolean, byCoordinate: boolean, nextHasRoom: boolean, opts: PlacementOptions): boolean {
+  return !(walked && byCoordinate && opts.fullWalkEnds) || nextHasRoom;
 }
 
 /** May a crawler that received a task after `hops` forwards forward it again? */

@@ -27,7 +27,7 @@ import { CellLookup } from './cell-lookup.js';
 import { candidatesFrom, cellSearchOptions, coarserCellJoins, HASH_CACHE_TTL_MS, levelStops, cellSampleSeed, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
-import { mayTryNext, placementOptions, rankingNeedsWider, rankCandidates, type PlacementOptions } from './placement.js';
+import { hasRoom, mayTryNext, placementOptions, rankingNeedsWider, rankCandidates, type PlacementOptions } from './placement.js';
 import type { Handover, SignedEnvelope, TaskOrder } from './signing.js';
 import { sendTask, type TaskReply } from './task-protocol.js';
 import { deadlineSignal } from './wire.js';
@@ -407,8 +407,10 @@ export class Router {
         if (reply.status === 'accepted') return { status: 'accepted', by: reply.by ?? id, chosen: id, attempts, ...info };
         if (reply.status === 'rejected') return { status: 'rejected', chosen: id, attempts, ...info, reason: reply.reason };
         if (reply.status === 'leaving') this.o.peers.markDown(id);
-        // Its walk found the neighbourhood full: the next candidates lie in it (placement fullWalkEnds).
-        if (reply.status === 'full' && !mayTryNext(reply.walked === true, byCoordinate, this.policy)) break;
+        // Its walk found the neighbourhood full: the next candidates lie in it (placement fullWalkEnds),
+        // unless the next one's own load, just confirmed, says it has room (the walk guard).
+        const next = ordered[attempts];
+        if (reply.status === 'full' && next !== undefined && !mayTryNext(reply.walked === true, byCoordinate, hasRoom(this.o.peers.get(next)?.load), this.policy)) break;
       } catch (err) {
         this.o.peers.markDown(id);
         if (sending) this.o.onPush?.(id, false);

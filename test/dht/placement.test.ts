@@ -6,6 +6,7 @@ import {
   forward,
   loadFractionOf,
   mayForward,
+  hasRoom,
   mayTryNext,
   place,
   placementOptions,
@@ -108,14 +109,28 @@ describe('placement policy: which crawler gets a task', () => {
     expect(p).toEqual({ kind: 'send', order: ['c0', 'c1', 'c2'] });
   });
 
-  it('fullWalkEnds: a full answer from a walk ends a coordinate-routed task\'s attempts; one without a walk, a hash-routed task, or off: the next is tried', () => {
+  it('fullWalkEnds: a full answer from a walk ends a coordinate-routed task\'s attempts when the next candidate is known full; one without a walk, a hash-routed task, or off: the next is tried', () => {
     const on = placementOptions({ fullWalkEnds: true });
-    expect(mayTryNext(true, true, on)).toBe(false);
-    expect(mayTryNext(false, true, on)).toBe(true);
+    expect(mayTryNext(true, true, false, on)).toBe(false);
+    expect(mayTryNext(false, true, false, on)).toBe(true);
     // A hash-routed task's next candidate lies anywhere: the walk says nothing of it.
-    expect(mayTryNext(true, false, on)).toBe(true);
+    expect(mayTryNext(true, false, false, on)).toBe(true);
     expect(policy.fullWalkEnds).toBe(true); // the default since session 13
-    expect(mayTryNext(true, true, placementOptions({ fullWalkEnds: false }))).toBe(true);
+    expect(mayTryNext(true, true, false, placementOptions({ fullWalkEnds: false }))).toBe(true);
+  });
+
+  it('the walk guard: a next candidate whose own load has room (or is unknown) is tried after a walked full answer', () => {
+    const on = placementOptions({ fullWalkEnds: true });
+    expect(mayTryNext(true, true, true, on)).toBe(true);
+    expect(hasRoom({ running: 1, queued: 0, free: 1 })).toBe(true);
+    expect(hasRoom({ running: 4, queued: 2, free: 0 })).toBe(false);
+    // An unknown load counts as room, as the ranking counts it: a peer nothing speaks against is tried.
+    expect(hasRoom(undefined)).toBe(true);
+    // The router's wiring: walked + coordinate + the next one's load decides.
+    const known = (load: Parameters<typeof hasRoom>[0]) => mayTryNext(true, true, hasRoom(load), on);
+    expect(known({ running: 4, queued: 2, free: 0 })).toBe(false);
+    expect(known({ running: 0, queued: 0, free: 6 })).toBe(true);
+    expect(known(undefined)).toBe(true);
   });
 
   it('no crawler online: a clear outcome, nothing to try', () => {

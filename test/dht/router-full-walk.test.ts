@@ -6,6 +6,7 @@
 // rule on the Router stops there instead of knocking on B (which A's walk has
 // just asked) and going on. An answer without `walked` (B's: it walked
 // nowhere; an older peer's: it does not say) still tries the next.
+// (A lying first candidate: the second describe block, the walk guard.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import type { PrivateKey } from '@libp2p/interface';
@@ -14,7 +15,8 @@ import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { CoordService } from '../../src/dht/coord-protocol.js';
 import { PeerTable, type Load } from '../../src/dht/peers.js';
 import { Router } from '../../src/dht/router.js';
-import { replySchema, TaskReceiver } from '../../src/dht/task-protocol.js';
+import { replySchema, TASK_PROTOCOL, TASK_REQUEST_MAX_BYTES, TaskReceiver } from '../../src/dht/task-protocol.js';
+import { jsonChannel } from '../../src/dht/wire.js';
 import { signedTestOrder, type SignedOrder } from './task-order.js';
 import { parseTask, type Task } from '../../src/crawler/task.js';
 import type { Coordinate } from '../../src/coords/index.js';
@@ -127,4 +129,98 @@ describe('Router: a walk that came back full ends the route', () => {
     expect(replySchema.safeParse({ status: 'full', walked: 1 }).success).toBe(false);
     expect(replySchema.safeParse({ status: 'full', walked: 'yes' }).success).toBe(false);
   });
+});
+
+// The walk guard (placement.ts mayTryNext `nextHasRoom`): no volunteer is
+// trusted. A liar reports room (so it ranks first for the host) and answers
+// every order 'full' with `walked`, without forwarding anything. An honest
+// crawler H next to it has room. The Router's own copy of H's load decides:
+// room (or unknown) → H is tried and takes the task; known full → the liar's
+// claim stands uncontradicted and the route ends, as an honest full walk's would.
+describe('Router: a lying first candidate cannot end a route the next one can take', () => {
+  let manager: VolcrawlLibp2p;
+  let managerKey: PrivateKey;
+  let liar: VolcrawlLibp2p;
+  let honest: VolcrawlLibp2p;
+  const taken: Task[] = [];
+  let liarOffers = 0;
+
+  beforeAll(async () => {
+    managerKey = await generateKeyPair('Ed25519');
+    manager = await loopbackLibp2p({ privateKey: managerKey });
+    liar = await loopbackLibp2p();
+    honest = await loopbackLibp2p();
+    // A test-only receiver: reads the order, claims a walk that found the neighbourhood full.
+    await liar.handle(TASK_PROTOCOL, async (stream) => {
+      const ch = jsonChannel(stream, TASK_REQUEST_MAX_BYTES, 10_000);
+      try {
+        await ch.read();
+        liarOffers++;
+        await ch.write({ status: 'full', walked: true, load: idle });
+        await ch.close();
+      } catch {
+        ch.abort('liar stream failed');
+      }
+    });
+    const runner = {
+      submit: (t: Task) => {
+        taken.push(t);
+        return 'accepted' as const;
+      },
+      load: () => idle,
+    };
+    await new TaskReceiver<Task>({ libp2p: honest, manager: manager.peerId.toString(), parseTask, runner, peers: new PeerTable() }).start();
+    await manager.dial(liar.getMultiaddrs()[0]!);
+    await manager.dial(honest.getMultiaddrs()[0]!);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([manager?.stop(), liar?.stop(), honest?.stop()]);
+  });
+
+  /** A Router whose table holds the liar (idle: ranked first) and H with `honestLoad` as its last known load. */
+  function router(honestLoad: Load | undefined): Router {
+    const peers = new PeerTable();
+    peers.note(liar.peerId.toString(), { coord: at(...SPOTS[0]!), load: idle, crawler: true });
+    peers.note(honest.peerId.toString(), { coord: at(...SPOTS[1]!), ...(honestLoad !== undefined ? { load: honestLoad } : {}), crawler: true });
+    const coords = new CoordService({ libp2p: manager, peers, crawler: false, rng: createRng(1), lag: false });
+    const r = new Router({ libp2p: manager as never, peers, coords, placement: { fullWalkEnds: true } });
+    r.cellLookup.providers = () => Promise.resolve({ ids: [], complete: true });
+    r.cellLookup.cached = () => true;
+    return r;
+  }
+
+  let seq = 0;
+  const order = (): Promise<SignedOrder> => signedTestOrder(manager, managerKey, `liar-${++seq}`, { vec: [...HOST], height: 3 });
+
+  it('the next candidate has room by its own load: it is tried and takes the task', async () => {
+    const before = { offers: liarOffers, taken: taken.length };
+    const o = await order();
+    const r = await router(idle).route(o.envelope, o.order);
+    expect(r.ranked).toEqual([liar.peerId.toString(), honest.peerId.toString()]);
+    expect(r.status).toBe('accepted');
+    expect(r.attempts).toBe(2);
+    expect(r.chosen).toBe(honest.peerId.toString());
+    expect(liarOffers - before.offers).toBe(1);
+    expect(taken.length - before.taken).toBe(1);
+  }, 30_000);
+
+  it('an unknown load counts as room: the next candidate is tried', async () => {
+    const o = await order();
+    const r = await router(undefined).route(o.envelope, o.order);
+    expect(r.ranked![0]).toBe(liar.peerId.toString());
+    expect(r.status).toBe('accepted');
+    expect(r.attempts).toBe(2);
+    expect(r.chosen).toBe(honest.peerId.toString());
+  }, 30_000);
+
+  it('the next candidate is known full: the claim stands and the route ends after the liar', async () => {
+    const before = taken.length;
+    const o = await order();
+    const r = await router(full).route(o.envelope, o.order);
+    expect(r.ranked![0]).toBe(liar.peerId.toString());
+    expect(r.status).toBe('full');
+    expect(r.attempts).toBe(1);
+    expect(taken.length).toBe(before);
+  }, 30_000);
 });

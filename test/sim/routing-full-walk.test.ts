@@ -16,8 +16,9 @@ function latency(n: number): LatencyMatrix {
 
 const C = 15;
 
-/** 15 crawlers within a few ms of host 0 (the search finds them all); `takes` says who has room. */
-function router(fullWalkEnds: boolean, knownPeers: number, takes: (c: number) => boolean): SimRouter {
+/** 15 crawlers within a few ms of host 0 (the search finds them all); `takes`
+ * says who takes a task, `reportsRoom` whose load (as the search reads it) says it has room. */
+function router(fullWalkEnds: boolean, knownPeers: number, takes: (c: number) => boolean, reportsRoom: (c: number) => boolean = () => false): SimRouter {
   const world = buildWorld(latency(12), { ...scenarioConfig('rec', true), hosts: 4, crawlers: C, embedRounds: 50 }, 3);
   const rng = createRng(9);
   const d = world.dims;
@@ -25,11 +26,11 @@ function router(fullWalkEnds: boolean, knownPeers: number, takes: (c: number) =>
     for (let a = 0; a < d; a++) world.crawlerVec[c * d + a] = world.hostVec[a]! + uniform(rng, -6, 6);
     world.crawlerHeight[c] = uniform(rng, 1, 8);
   }
-  // Every crawler reports itself full (running and queue at their bounds), so
-  // the ranking sends the task to the nearest, which forwards.
+  // Every crawler but `reportsRoom`'s reports itself full (running and queue at
+  // their bounds), so the ranking sends the task to the nearest, which forwards.
   const view: CrawlerView = {
     online: new Uint8Array(C).fill(1),
-    running: new Uint8Array(C).fill(5),
+    running: Uint8Array.from({ length: C }, (_, c) => (reportsRoom(c) ? 0 : 5)),
     qLen: new Uint8Array(C).fill(5),
     threads: 5,
     queue: 5,
@@ -81,5 +82,32 @@ describe('the simulator: a full walk ends the route (placement fullWalkEnds)', (
     expect(off.route(0, 0, 1)).toBe(room);
     expect(on.stats().attemptsPerTask).toBe(1);
     expect(on.stats().forwardHopsMean).toBe(1);
+  });
+
+  it('the walk guard: a first candidate that refuses and walks full (a liar, or a stale load) does not end the route when the next one reports room', () => {
+    // Two crawlers report room, L ranked first, R second, and L's walk does not reach R:
+    // L refuses (the liar), its walk through full neighbours comes back full.
+    let pair: [number, number] | undefined;
+    for (let a = 0; a < C && pair === undefined; a++) {
+      for (let b = a + 1; b < C && pair === undefined; b++) {
+        const probe = router(true, 4, () => false, (c) => c === a || c === b);
+        const [l, r] = probe.choose(0, 1);
+        const walk = probe.forwardChoice(0, l!, -1, 0, 1).targets;
+        if (walk.length > 0 && !walk.includes(r!) && (l === a || l === b) && (r === a || r === b)) pair = [l!, r!];
+      }
+    }
+    expect(pair).toBeDefined();
+    const [l, r] = pair!;
+    const room = (c: number) => c === l || c === r;
+    const guarded = router(true, 4, (c) => c === r, room);
+    expect(guarded.route(0, 0, 1)).toBe(r);
+    expect(guarded.stats().attemptsPerTask).toBe(2);
+    expect(guarded.stats().endedByWalkPerTask).toBe(0);
+    // The same world with R known full (it still takes a task): the claim stands, one attempt.
+    const uncontradicted = router(true, 4, (c) => c === r, (c) => c === l);
+    expect(uncontradicted.choose(0, 1)[0]).toBe(l);
+    expect(uncontradicted.route(0, 0, 1)).toBe(-1);
+    expect(uncontradicted.stats().attemptsPerTask).toBe(1);
+    expect(uncontradicted.stats().endedByWalkPerTask).toBe(1);
   });
 });
