@@ -323,8 +323,8 @@ export function hasRoom(load: PlacementLoad | undefined): boolean {
  *
  * The walk guard (`nextHasRoom`): no volunteer is trusted, and `walked` is
  * one peer's claim about its neighbours. A next candidate whose own load says
- * it has room (the router's copy, which its confirm step has just refreshed
- * from that peer) contradicts the claim, and is tried: a liar ranked first
+ * it has room (the router's copy: that peer's own last report, which no other
+ * peer's reply can write) contradicts the claim, and is tried: a liar ranked first
  * can then end only routes whose next candidate is known full — routes an
  * honest full walk would end too. An unknown load counts as room, as in the
  * ranking: a peer we know nothing against is tried rather than skipped on

@@ -408,7 +408,7 @@ export class Router {
         if (reply.status === 'rejected') return { status: 'rejected', chosen: id, attempts, ...info, reason: reply.reason };
         if (reply.status === 'leaving') this.o.peers.markDown(id);
         // Its walk found the neighbourhood full: the next candidates lie in it (placement fullWalkEnds),
-        // unless the next one's own load, just confirmed, says it has room (the walk guard).
+        // unless the next one's own last reported load says it has room (the walk guard).
         const next = ordered[attempts];
         if (reply.status === 'full' && next !== undefined && !mayTryNext(reply.walked === true, byCoordinate, hasRoom(this.o.peers.get(next)?.load), this.policy)) break;
       } catch (err) {

@@ -7,7 +7,8 @@
 // forwarding), 'full' (no room here or within the hop limit; `walked`: the
 // receiver forwarded it and the crawlers it reached answered 'full' too, so
 // the router need not try this neighbourhood again — placement.ts
-// mayTryNext; absent from older peers, read as false), 'leaving' (the
+// mayTryNext, which trusts it only where the next candidate's own load is
+// full; absent from older peers, read as false), 'leaving' (the
 // receiver is shutting down), 'rejected' (bad signature, bad schema, too large,
 // expired, rate limited — never retried elsewhere by the receiver).
 //

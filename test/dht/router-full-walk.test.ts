@@ -42,6 +42,15 @@ interface Crawler {
   offered: number;
 }
 
+/** A manager's Router over `peers`: nothing announced, so it falls back to every crawler it knows. */
+function routerOver(manager: VolcrawlLibp2p, peers: PeerTable, fullWalkEnds: boolean): Router {
+  const coords = new CoordService({ libp2p: manager, peers, crawler: false, rng: createRng(1), lag: false });
+  const r = new Router({ libp2p: manager as never, peers, coords, placement: { fullWalkEnds } });
+  r.cellLookup.providers = () => Promise.resolve({ ids: [], complete: true });
+  r.cellLookup.cached = () => true;
+  return r;
+}
+
 describe('Router: a walk that came back full ends the route', () => {
   let manager: VolcrawlLibp2p;
   let managerKey: PrivateKey;
@@ -80,12 +89,7 @@ describe('Router: a walk that came back full ends the route', () => {
   function router(fullWalkEnds: boolean): Router {
     const peers = new PeerTable();
     for (const [i, c] of crawlers.entries()) peers.note(c.id, { coord: at(...SPOTS[i]!), load: loadOf(i), crawler: true });
-    const coords = new CoordService({ libp2p: manager, peers, crawler: false, rng: createRng(1), lag: false });
-    const r = new Router({ libp2p: manager as never, peers, coords, placement: { fullWalkEnds } });
-    // Nothing announced: the Router falls back to every crawler it knows (the three).
-    r.cellLookup.providers = () => Promise.resolve({ ids: [], complete: true });
-    r.cellLookup.cached = () => true;
-    return r;
+    return routerOver(manager, peers, fullWalkEnds);
   }
 
   let seq = 0;
@@ -183,11 +187,7 @@ describe('Router: a lying first candidate cannot end a route the next one can ta
     const peers = new PeerTable();
     peers.note(liar.peerId.toString(), { coord: at(...SPOTS[0]!), load: idle, crawler: true });
     peers.note(honest.peerId.toString(), { coord: at(...SPOTS[1]!), ...(honestLoad !== undefined ? { load: honestLoad } : {}), crawler: true });
-    const coords = new CoordService({ libp2p: manager, peers, crawler: false, rng: createRng(1), lag: false });
-    const r = new Router({ libp2p: manager as never, peers, coords, placement: { fullWalkEnds: true } });
-    r.cellLookup.providers = () => Promise.resolve({ ids: [], complete: true });
-    r.cellLookup.cached = () => true;
-    return r;
+    return routerOver(manager, peers, true);
   }
 
   let seq = 0;
