@@ -37,12 +37,12 @@
 // checked (where stored text can stand in for an intro check or a third crawl,
 // docs/trust.md); `realSecondsToDetect` then counts from the run's start.
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from './parse-args.js';
 import { MISBEHAVIOURS, type Misbehaviour } from '../testbed/misbehave.js';
 import { STRATEGIES } from '../src/recrawl/index.js';
 import { runIntegrity } from '../testbed/integrity.js';
 
-const { values } = parseArgs({
+const { values } = parseArgsOrExit({
   options: {
     json: { type: 'boolean', default: false },
     honest: { type: 'string', default: '5' },

@@ -39,7 +39,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from './parse-args.js';
 import { getHeapStatistics } from 'node:v8';
 import { sha1_32 } from '../src/crawler/hash.js';
 import type { TaskResult } from '../src/crawler/task.js';
@@ -52,7 +52,7 @@ import { benchArchiveIngest, type ArchiveBenchResult, type SampledTask } from '.
 import { nativeMemory, type NativeMemory } from './native-memory.js';
 import { addThreadCpu, busiest, threadCpu } from './thread-cpu.js';
 
-const { values } = parseArgs({
+const { values } = parseArgsOrExit({
   options: {
     channels: { type: 'string', default: '1000000' },
     json: { type: 'boolean', default: false },

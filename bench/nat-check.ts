@@ -29,7 +29,7 @@
 // Every process's whole output goes to a log file; the logs (and the volunteers'
 // data directories) are kept when a target is missed or with --keep-logs, and
 // their directory is printed.
-import { parseArgs } from 'node:util';
+import { parseArgsOrExit } from './parse-args.js';
 import { controlRequest } from '../src/node/control.js';
 import type { OwnerStatus } from '../src/node/owner-status.js';
 import { waitForLine } from '../testbed/nat/lines.js';
@@ -37,7 +37,7 @@ import { DEFAULT_SPEC, hasUpnp, type NatNetSpec } from '../testbed/nat/network.j
 import { namespaceSupport } from '../testbed/nat/netns.js';
 import { JoinNet } from '../testbed/nat/volunteers.js';
 
-const { values: v } = parseArgs({
+const { values: v } = parseArgsOrExit({
   options: {
     json: { type: 'boolean', default: false },
     wait: { type: 'string', default: '150' },
@@ -52,10 +52,14 @@ if (v.help) {
   );
   process.exit(0);
 }
+function usageError(msg: string): never {
+  process.stderr.write(`${msg}\n`);
+  process.exit(2);
+}
 const waitS = Number(v.wait);
-if (!(waitS > 0)) throw new Error('--wait: a positive number of seconds');
+if (!(waitS > 0)) usageError(`--wait: a positive number of seconds, got ${v.wait}`);
 const taskCount = Number(v.tasks);
-if (!Number.isInteger(taskCount) || taskCount < 0 || taskCount > 10_000) throw new Error('--tasks: an integer in 0..10000');
+if (!Number.isInteger(taskCount) || taskCount < 0 || taskCount > 10_000) usageError(`--tasks: an integer in 0..10000, got ${v.tasks}`);
 const why = namespaceSupport();
 if (why !== null) {
   process.stderr.write(`nat-check: cannot build the NAT test network here: ${why}\n`);
