@@ -334,9 +334,11 @@ export class TrustService {
     }
   }
 
-  /** Whether a due intro may pass by stored text (stored-text.ts): not when the operator's
-   * minimum rate (`minRate`) draws the task for a real crawl anyway. */
+  /** Whether a due intro may pass by stored text (stored-text.ts): only with the rule on, and
+   * not when the operator's minimum rate (`minRate`) draws the task for a real crawl anyway
+   * (no draw with the rule off: the random stream stays as before it existed). */
   private mayPassFree(): boolean {
+    if (!this.spot.introByStoredText) return false;
     return this.minRate === 0 || !(this.rng.next() < this.minRate);
   }
 
