@@ -333,6 +333,17 @@ export function mayTryNext(walked: boolean, byCoordinate: boolean, nextHasRoom: 
   return !(walked && byCoordinate && opts.fullWalkEnds) || nextHasRoom;
 }
 
+/** Whether a 'full' reply's `walked` is believed: only when the same reply's
+ * load says the replier has no free slot. An honest receiver forwards only when
+ * it has no room and reports its load beside its answer; a reply that claims a
+ * full neighbourhood while offering free slots contradicts itself (and a liar
+ * that reports itself full is ranked below crawlers with room by that very
+ * report, which the Router notes). The simulator's replies are made at the
+ * instant of the walk, so there a walk is always believed. */
+export function walkClaimed(walked: boolean | undefined, replyLoad: PlacementLoad | undefined): boolean {
+  return walked === true && replyLoad !== undefined && !(replyLoad.free > 0);
+}
+
 /** May a crawler that received a task after `hops` forwards forward it again? */
 export function mayForward(hops: number, opts: PlacementOptions): boolean {
   return hops < opts.maxHops;

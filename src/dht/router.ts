@@ -27,7 +27,7 @@ import { CellLookup } from './cell-lookup.js';
 import { candidatesFrom, cellSearchOptions, coarserCellJoins, HASH_CACHE_TTL_MS, levelStops, cellSampleSeed, providerSample, searchLevels, type CellSearchOptions } from './cell-search.js';
 import type { CoordService } from './coord-protocol.js';
 import { fromWireCoord, type PeerState, type PeerTable } from './peers.js';
-import { hasRoom, mayTryNext, placementOptions, rankingNeedsWider, rankCandidates, type PlacementOptions } from './placement.js';
+import { hasRoom, mayTryNext, placementOptions, walkClaimed, rankingNeedsWider, rankCandidates, type PlacementOptions } from './placement.js';
 import type { Handover, SignedEnvelope, TaskOrder } from './signing.js';
 import { sendTask, type TaskReply } from './task-protocol.js';
 import { deadlineSignal } from './wire.js';
@@ -410,7 +410,7 @@ export class Router {
         // Its walk found the neighbourhood full: the next candidates lie in it (placement fullWalkEnds),
         // unless the next one's own last reported load says it has room (the walk guard).
         const next = ordered[attempts];
-        if (reply.status === 'full' && next !== undefined && !mayTryNext(reply.walked === true, byCoordinate, hasRoom(this.o.peers.get(next)?.load), this.policy)) break;
+        if (reply.status === 'full' && next !== undefined && !mayTryNext(walkClaimed(reply.walked, reply.load), byCoordinate, hasRoom(this.o.peers.get(next)?.load), this.policy)) break;
       } catch (err) {
         this.o.peers.markDown(id);
         if (sending) this.o.onPush?.(id, false);

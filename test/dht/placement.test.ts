@@ -8,6 +8,7 @@ import {
   mayForward,
   hasRoom,
   mayTryNext,
+  walkClaimed,
   place,
   placementOptions,
   rankCandidates,
@@ -117,6 +118,14 @@ describe('placement policy: which crawler gets a task', () => {
     expect(mayTryNext(true, false, false, on)).toBe(true);
     expect(policy.fullWalkEnds).toBe(true); // the default since session 13
     expect(mayTryNext(true, true, false, placementOptions({ fullWalkEnds: false }))).toBe(true);
+  });
+
+  it('a walk is believed only beside a reply load with no free slot (walkClaimed)', () => {
+    expect(walkClaimed(true, { running: 2, queued: 2, free: 0 })).toBe(true);
+    expect(walkClaimed(true, { running: 0, queued: 0, free: 3 })).toBe(false);
+    expect(walkClaimed(true, undefined)).toBe(false);
+    expect(walkClaimed(false, { running: 2, queued: 2, free: 0 })).toBe(false);
+    expect(walkClaimed(undefined, { running: 2, queued: 2, free: 0 })).toBe(false);
   });
 
   it('the walk guard: a next candidate whose own load has room (or is unknown) is tried after a walked full answer', () => {

@@ -148,6 +148,8 @@ describe('Router: a lying first candidate cannot end a route the next one can ta
   let honest: VolcrawlLibp2p;
   const taken: Task[] = [];
   let liarOffers = 0;
+  /** The load the liar reports beside its claim: full (a consistent liar) unless a test says otherwise. */
+  let liarReplyLoad: Load = full;
 
   beforeAll(async () => {
     managerKey = await generateKeyPair('Ed25519');
@@ -160,7 +162,7 @@ describe('Router: a lying first candidate cannot end a route the next one can ta
       try {
         await ch.read();
         liarOffers++;
-        await ch.write({ status: 'full', walked: true, load: idle });
+        await ch.write({ status: 'full', walked: true, load: liarReplyLoad });
         await ch.close();
       } catch {
         ch.abort('liar stream failed');
@@ -222,5 +224,19 @@ describe('Router: a lying first candidate cannot end a route the next one can ta
     expect(r.status).toBe('full');
     expect(r.attempts).toBe(1);
     expect(taken.length).toBe(before);
+  }, 30_000);
+
+  it('a claim beside free slots in the same reply is not believed (placement walkClaimed): the next candidate is tried even when known full', async () => {
+    liarReplyLoad = idle;
+    try {
+      const o = await order();
+      const r = await router(full).route(o.envelope, o.order);
+      expect(r.ranked![0]).toBe(liar.peerId.toString());
+      expect(r.status).toBe('accepted');
+      expect(r.attempts).toBe(2);
+      expect(r.chosen).toBe(honest.peerId.toString());
+    } finally {
+      liarReplyLoad = full;
+    }
   }, 30_000);
 });
