@@ -19,19 +19,11 @@ import { replySchema, TASK_PROTOCOL, TASK_REQUEST_MAX_BYTES, TaskReceiver } from
 import { jsonChannel } from '../../src/dht/wire.js';
 import { signedTestOrder, type SignedOrder } from './task-order.js';
 import { parseTask, type Task } from '../../src/crawler/task.js';
-import type { Coordinate } from '../../src/coords/index.js';
+import { at, FULL_PAIR, HOST, full, idle } from './hot-spot-world.js';
 import { createRng } from '../../src/rng.js';
 
-const at = (x: number, y: number): Coordinate => ({ vec: Float64Array.from([x, y]), height: 3, error: 0.1 });
-const HOST: [number, number] = [2, 8];
 // A and B 16–17 ms from the host; C 84 ms, beyond 4 × 16 (the spill bound).
-const SPOTS: [number, number][] = [
-  [12, 6],
-  [13, 6],
-  [80, 8],
-];
-const full: Load = { running: 4, queued: 2, free: 0 };
-const idle: Load = { running: 0, queued: 0, free: 6 };
+const SPOTS: [number, number][] = [...FULL_PAIR, [80, 8]];
 const loadOf = (i: number) => (i < 2 ? full : idle);
 
 interface Crawler {

@@ -10,27 +10,20 @@ import type { PrivateKey } from '@libp2p/interface';
 import type { VolcrawlLibp2p } from '../../src/dht/libp2p.js';
 import { loopbackLibp2p } from '../../testbed/net/loopback.js';
 import { CoordService } from '../../src/dht/coord-protocol.js';
-import { PeerTable, type Load } from '../../src/dht/peers.js';
+import { PeerTable } from '../../src/dht/peers.js';
 import { Router } from '../../src/dht/router.js';
 import { TaskReceiver } from '../../src/dht/task-protocol.js';
 import { signedTestOrder, type SignedOrder } from './task-order.js';
 import { answerComplete } from '../../src/dht/cell-search.js';
 import { announceCells, type Cell } from '../../src/dht/cells.js';
 import { parseTask, type Task } from '../../src/crawler/task.js';
-import { VivaldiNode, type Coordinate } from '../../src/coords/index.js';
+import { VivaldiNode } from '../../src/coords/index.js';
+import { at, FULL_PAIR, HOST, full, idle } from './hot-spot-world.js';
 import { createRng } from '../../src/rng.js';
 
-const at = (x: number, y: number): Coordinate => ({ vec: Float64Array.from([x, y]), height: 3, error: 0.1 });
-// As in placement-widen.test.ts: host (2, 8); the full pair share every cell up to level 8,
-// the crawler with room at (40, 8) shares their level-6 cell only (38 ms from the host, within 4× 16 ms).
-const HOST: [number, number] = [2, 8];
-const SPOTS: [number, number][] = [
-  [12, 6],
-  [13, 6],
-  [40, 8],
-];
-const full: Load = { running: 4, queued: 2, free: 0 };
-const idle: Load = { running: 0, queued: 0, free: 6 };
+// The full pair share every cell up to level 8, the crawler with room at (40, 8) shares
+// their level-6 cell only (38 ms from the host, within 4× 16 ms).
+const SPOTS: [number, number][] = [...FULL_PAIR, [40, 8]];
 
 interface Crawler {
   node: VolcrawlLibp2p;
